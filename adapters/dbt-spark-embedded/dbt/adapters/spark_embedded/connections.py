@@ -1,0 +1,55 @@
+"""Credentials and connection manager of the ``spark_embedded`` adapter type.
+
+Everything is dbt-spark's (``method: session`` and the others); the only
+additions are two optional profile fields, resolved into Spark settings
+before the session starts:
+
+``lakehouse_dir``  directory holding warehouse, Derby metastore and logs
+                   (absolute paths are derived from it)
+``iceberg_jar``    path of the Iceberg runtime jar; empty means
+                   ``$CDC_ICEBERG_JAR`` or the jar bundled in the installed wheel
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from dbt.adapters.spark.connections import (
+    SparkConnectionManager,
+    SparkConnectionMethod,
+    SparkCredentials,
+)
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, spark_parameters
+
+ADAPTER_TYPE = "spark_embedded"
+
+
+@dataclass
+class SparkEmbeddedCredentials(SparkCredentials):
+    lakehouse_dir: Optional[str] = None
+    iceberg_jar: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.method != SparkConnectionMethod.SESSION:
+            return  # a remote server (thrift, http, odbc) has its own jars and paths
+        try:
+            self.server_side_parameters = spark_parameters(
+                self.server_side_parameters, self.lakehouse_dir, self.iceberg_jar
+            )
+        except LakehouseConfigError as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+    @property
+    def type(self) -> str:
+        return ADAPTER_TYPE
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return (*super()._connection_keys(), "lakehouse_dir", "iceberg_jar")
+
+
+class SparkEmbeddedConnectionManager(SparkConnectionManager):
+    TYPE = ADAPTER_TYPE

@@ -1,0 +1,101 @@
+"""Spark settings that the embedded lakehouse derives at run time.
+
+The profile states the Spark settings a user may want to read or change
+(catalog, time zone, partitions...). Two things cannot be written there as
+plain values and are derived here instead:
+
+* the Iceberg runtime jar, which lives inside an installed PyPI wheel
+  (Maven is not reachable); ``iceberg_jar`` / ``CDC_ICEBERG_JAR`` overrides it;
+* absolute paths for the warehouse, the Derby metastore and Derby's log, all
+  under one lakehouse directory, so that every process (dbt, python_ingest,
+  tests) started from anywhere sees the same lakehouse.
+
+``python_ingest`` builds its SparkSession through :func:`spark_parameters` too,
+so landing and dbt always agree on the lakehouse.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Mapping
+
+ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
+ICEBERG_JAR_PATTERN = "iceberg-spark-runtime-3.5_2.12-*.jar"
+DERBY_LOG = "derby.log"
+
+
+class LakehouseConfigError(RuntimeError):
+    """A setting of the embedded lakehouse cannot be satisfied."""
+
+
+def bundled_iceberg_jar() -> str:
+    """Path of the Iceberg Spark 3.5 / Scala 2.12 runtime jar shipped in the
+    ``snowpark-connect-deps-iceberg`` wheel."""
+    try:
+        import snowpark_connect_deps_iceberg as wheel
+    except ImportError as exc:  # pragma: no cover - set-up installs it
+        raise LakehouseConfigError(
+            "The Iceberg runtime jar was not found: the package "
+            "'snowpark-connect-deps-iceberg' is not installed. Run scripts/setup.sh, "
+            f"or set {ICEBERG_JAR_ENV} to the path of an iceberg-spark-runtime-3.5_2.12 jar."
+        ) from exc
+    jars = sorted(glob.glob(os.path.join(os.path.dirname(wheel.__file__), "jars", ICEBERG_JAR_PATTERN)))
+    if not jars:
+        raise LakehouseConfigError(
+            f"No {ICEBERG_JAR_PATTERN} inside {os.path.dirname(wheel.__file__)}; "
+            f"set {ICEBERG_JAR_ENV} to the path of an Iceberg runtime jar."
+        )
+    return jars[-1]
+
+
+def iceberg_jar(explicit: str | None = None) -> str:
+    """The jar to put on Spark's class path: the explicit setting, else
+    ``$CDC_ICEBERG_JAR``, else the bundled one."""
+    chosen = (explicit or "").strip() or os.environ.get(ICEBERG_JAR_ENV, "").strip()
+    if not chosen:
+        return bundled_iceberg_jar()
+    if "://" not in chosen and not os.path.isfile(chosen):
+        raise LakehouseConfigError(f"{ICEBERG_JAR_ENV} / iceberg_jar points at {chosen!r}, which is not a file.")
+    return chosen
+
+
+def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
+    """Warehouse, metastore and Derby settings for a lakehouse directory."""
+    root = os.path.abspath(lakehouse_dir)
+    os.makedirs(root, exist_ok=True)
+    return {
+        "spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={os.path.join(root, 'metastore_db')};create=true"
+        ),
+        "spark.driver.extraJavaOptions": (
+            f"-Dderby.system.home={root} -Dderby.stream.error.file={os.path.join(root, DERBY_LOG)}"
+        ),
+        # Python UDF workers run on this interpreter (the venv's), not on
+        # whatever `python3` is first on PATH.
+        "spark.pyspark.python": sys.executable,
+    }
+
+
+def spark_parameters(
+    server_side_parameters: Mapping[str, str],
+    lakehouse_dir: str | None = None,
+    jar: str | None = None,
+) -> dict[str, str]:
+    """The complete Spark settings: the profile's, plus the derived ones.
+
+    Settings written in the profile win over derived ones, except that the
+    Iceberg jar is appended to any ``spark.jars`` the profile lists.
+    """
+    params = {str(k): str(v) for k, v in server_side_parameters.items()}
+    derived = lakehouse_parameters(lakehouse_dir) if lakehouse_dir else {}
+    for key, value in derived.items():
+        params.setdefault(key, value)
+    extra_jars = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
+    jar_path = iceberg_jar(jar)
+    if jar_path not in extra_jars:
+        extra_jars.append(jar_path)
+    params["spark.jars"] = ",".join(extra_jars)
+    return params

@@ -1,0 +1,67 @@
+"""One row per landing batch and producer format: what the batch brought.
+
+A dbt Python model because the JSON check must be strict: Spark's JSON
+functions are lenient (single quotes, unquoted field names, NaN and trailing
+garbage are accepted), while Python's json module accepts only RFC 8259
+JSON, which is what every producer promises to send. Counting messages
+that are not a JSON object here shows a bad feed at the batch level, before
+silver quarantines the messages one by one.
+
+Incremental: batches landed since the newest batch already profiled are
+(re)computed and merged, so a batch that was still landing when dbt last ran
+is completed on the next run.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+ENCODING_HEADER = "x-cdc-encoding"
+INGEST_ERROR_HEADER = "x-cdc-ingest-error"
+
+
+def is_json_object(text: str | None) -> bool:
+    """Whether `text` is strict JSON whose top level is an object."""
+    if text is None:
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def model(dbt, session):
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="merge",
+        unique_key=["source_format", "ingest_batch_id"],
+        submission_method="session",
+    )
+    messages = dbt.ref("stg_bronze__messages")
+
+    if dbt.is_incremental:
+        newest = session.table(str(dbt.this)).agg(F.max("ingested_at")).first()[0]
+        if newest is not None:
+            messages = messages.where(F.col("ingested_at") >= F.lit(newest))
+
+    json_object = F.udf(is_json_object, T.BooleanType())
+    flag = lambda condition: F.sum(F.when(condition, 1).otherwise(0)).cast("bigint")  # noqa: E731
+
+    return messages.groupBy("source_format", "ingest_batch_id").agg(
+        F.min("ingested_at").alias("ingested_at"),
+        F.count(F.lit(1)).alias("messages"),
+        flag(F.col("message_value").isNull()).alias("tombstones"),
+        flag(F.col("headers")[ENCODING_HEADER].isNotNull()).alias("not_utf8"),
+        flag(F.col("headers")[INGEST_ERROR_HEADER].isNotNull()).alias("malformed_container"),
+        flag(
+            F.col("message_value").isNotNull()
+            & F.col("headers")[ENCODING_HEADER].isNull()
+            & ~json_object(F.col("message_value"))
+        ).alias("not_json_object"),
+        F.countDistinct("source_uri").alias("sources"),
+        F.min("enqueued_at").alias("first_enqueued_at"),
+        F.max("enqueued_at").alias("last_enqueued_at"),
+    )

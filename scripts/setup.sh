@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Set up the project on a machine that has Python 3.11 and Java 17:
+# a virtual environment at .venv/ with the exact pins of requirements.txt and
+# the in-repo dbt adapter plugin (adapters/dbt-spark-embedded).
+# Idempotent: a second run with nothing changed only checks the stamp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() { echo "setup: $*" >&2; exit 1; }
+
+PYTHON=${PYTHON:-}
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.11 python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+      PYTHON=$candidate; break
+    fi
+  done
+fi
+[ -n "$PYTHON" ] || die "Python 3.11 is required (set PYTHON=/path/to/python3.11)."
+command -v java >/dev/null 2>&1 || die "Java 17 is required for Spark (no 'java' on PATH)."
+java_major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+[ "${java_major:-0}" -ge 17 ] || die "Java 17 is required for Spark (found version ${java_major:-unknown})."
+
+stamp_source() {
+  cat requirements.txt
+  find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' \) \
+    -not -path '*/build/*' -not -path '*.egg-info*' | LC_ALL=C sort | xargs cat
+}
+want=$(stamp_source | sha256sum | cut -d' ' -f1)
+stamp=.venv/.setup-stamp
+if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  echo "setup: .venv is up to date"
+  exit 0
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+echo "setup: installing pinned requirements into .venv (the first run builds pyspark; a few minutes)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+echo "setup: installing the dbt adapter plugin spark_embedded"
+rm -rf adapters/dbt-spark-embedded/build
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall ./adapters/dbt-spark-embedded
+rm -rf adapters/dbt-spark-embedded/build adapters/dbt-spark-embedded/*.egg-info
+echo "$want" > "$stamp"
+echo "setup: done"
