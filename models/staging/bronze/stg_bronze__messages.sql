@@ -17,21 +17,21 @@
 with
 
 {% for source_format in source_formats -%}
-landed_{{ source_format }} as (
-    select
-        '{{ source_format }}' as source_format,
-        message_id,
-        source_uri,
-        source_partition,
-        source_offset,
-        message_key,
-        message_value,
-        headers,
-        enqueued_at,
-        ingested_at,
-        ingest_batch_id
-    from {{ source('bronze', 'raw_' ~ source_format) }}
-),
+    landed_{{ source_format }} as (
+        select
+            '{{ source_format }}' as source_format,
+            message_id,
+            source_uri,
+            source_partition,
+            source_offset,
+            message_key,
+            message_value,
+            headers,
+            enqueued_at,
+            ingested_at,
+            ingest_batch_id
+        from {{ source('bronze', 'raw_' ~ source_format) }}
+    ),
 
 {% endfor -%}
 landed as (
@@ -42,29 +42,29 @@ landed as (
 ),
 
 {% if is_incremental() -%}
-seen_batches as (
-    select distinct
-        source_format,
-        ingest_batch_id
-    from {{ this }}
-),
+    seen_batches as (
+        select distinct
+            source_format,
+            ingest_batch_id
+        from {{ this }}
+    ),
 
-new_messages as (
-    select landed.*
-    from landed
-    left anti join seen_batches
-        on
-            landed.source_format = seen_batches.source_format
-            and landed.ingest_batch_id = seen_batches.ingest_batch_id
-    left anti join {{ this }} as known
-        on
-            landed.source_format = known.source_format
-            and landed.message_id = known.message_id
-),
+    new_messages as (
+        select landed.*
+        from landed
+        left anti join seen_batches
+            on
+                landed.source_format = seen_batches.source_format
+                and landed.ingest_batch_id = seen_batches.ingest_batch_id
+        left anti join {{ this }} as known
+            on
+                landed.source_format = known.source_format
+                and landed.message_id = known.message_id
+    ),
 {%- else -%}
-new_messages as (
-    select * from landed
-),
+    new_messages as (
+        select * from landed
+    ),
 {%- endif %}
 
 first_copies as (

@@ -3,10 +3,9 @@ in-process Python models and Iceberg behind Spark's session catalog.
 See adapters/dbt-spark-embedded/README.md."""
 
 from dbt.adapters.base import AdapterPlugin
-from dbt.include import spark_embedded
-
 from dbt.adapters.spark_embedded.connections import SparkEmbeddedCredentials
 from dbt.adapters.spark_embedded.impl import SparkEmbeddedAdapter
+from dbt.include import spark_embedded
 
 Plugin = AdapterPlugin(
     adapter=SparkEmbeddedAdapter,  # type: ignore[arg-type]

@@ -13,24 +13,22 @@ before the session starts:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
     SparkCredentials,
 )
-from dbt_common.exceptions import DbtRuntimeError
-
 from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, spark_parameters
+from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "spark_embedded"
 
 
 @dataclass
 class SparkEmbeddedCredentials(SparkCredentials):
-    lakehouse_dir: Optional[str] = None
-    iceberg_jar: Optional[str] = None
+    lakehouse_dir: str | None = None
+    iceberg_jar: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -16,10 +16,9 @@ from typing import Any
 
 from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import BaseRelation, PythonJobHelper
-from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.base.relation import AdapterTrackingRelationInfo
+from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark.impl import SparkAdapter
-
 from dbt.adapters.spark_embedded.__version__ import version
 from dbt.adapters.spark_embedded.connections import ADAPTER_TYPE, SparkEmbeddedConnectionManager
 from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper

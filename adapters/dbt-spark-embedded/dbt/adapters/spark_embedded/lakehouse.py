@@ -57,7 +57,9 @@ def iceberg_jar(explicit: str | None = None) -> str:
     if not chosen:
         return bundled_iceberg_jar()
     if "://" not in chosen and not os.path.isfile(chosen):
-        raise LakehouseConfigError(f"{ICEBERG_JAR_ENV} / iceberg_jar points at {chosen!r}, which is not a file.")
+        raise LakehouseConfigError(
+            f"{ICEBERG_JAR_ENV} / iceberg_jar points at {chosen!r}, which is not a file."
+        )
     return chosen
 
 

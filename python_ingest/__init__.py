@@ -1,0 +1,6 @@
+"""Landing of raw CDC messages into the bronze tables of the lakehouse.
+
+``python -m python_ingest land --format FORMAT --container CONTAINER PATH...``
+reads files (JSON lines, kcat dumps, Event Hubs Capture Avro) and appends
+their messages, undecoded, to ``bronze.raw_<format>``. Parsing happens in dbt.
+"""

@@ -1,0 +1,106 @@
+"""Per-file landing checkpoints, kept under the lakehouse directory.
+
+For each bronze table, a JSON file records, per landed file, where landing
+stopped (byte offset and line number, or Avro records), how many messages it
+landed, and a fingerprint of the file's first bytes. Landing the same file
+again then reads nothing; a file that has grown is read from where it stopped.
+
+The checkpoint must not claim more, or less, than bronze holds, even if a
+run dies between the Iceberg commit and the checkpoint write. So each chunk
+is written in two phases: the intended new state is saved as *pending* with a
+chunk id, the chunk is appended to Iceberg with that id as a snapshot
+property, then the pending state is committed. A later run that finds a
+pending state looks for the chunk id in the table's snapshots and commits or
+discards it accordingly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from python_ingest.containers import ResumePoint
+
+HEAD_BYTES = 4096
+
+
+@dataclass
+class FileState:
+    resume: ResumePoint
+    messages: int  # messages landed from this file so far
+    size: int  # file size when it was last read
+    head_length: int
+    head_sha256: str
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "resume": asdict(self.resume)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> FileState:
+        return cls(**{**data, "resume": ResumePoint(**data["resume"])})
+
+
+@dataclass
+class Pending:
+    chunk_id: str
+    files: dict[str, FileState] = field(default_factory=dict)
+
+
+def file_head(path: Path, length: int = HEAD_BYTES) -> tuple[int, str]:
+    """Length and sha256 of the first ``length`` bytes of a file."""
+    with path.open("rb") as handle:
+        head = handle.read(length)
+    return len(head), hashlib.sha256(head).hexdigest()
+
+
+class CheckpointStore:
+    """The checkpoints of one bronze table."""
+
+    def __init__(self, directory: Path, table_name: str) -> None:
+        self.path = directory / f"{table_name}.json"
+        self.files: dict[str, FileState] = {}
+        self.pending: Pending | None = None
+        if self.path.is_file():
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self.files = {k: FileState.from_json(v) for k, v in data.get("files", {}).items()}
+            if data.get("pending"):
+                pending = data["pending"]
+                self.pending = Pending(
+                    pending["chunk_id"],
+                    {k: FileState.from_json(v) for k, v in pending["files"].items()},
+                )
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "files": {k: v.to_json() for k, v in sorted(self.files.items())},
+            "pending": None
+            if self.pending is None
+            else {
+                "chunk_id": self.pending.chunk_id,
+                "files": {k: v.to_json() for k, v in self.pending.files.items()},
+            },
+        }
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def begin(self, chunk_id: str, files: dict[str, FileState]) -> None:
+        """Phase one: record what the chunk about to be committed will change."""
+        self.pending = Pending(chunk_id, files)
+        self._save()
+
+    def commit(self) -> None:
+        """Phase two: the chunk is in the table; make its state the checkpoint."""
+        if self.pending is not None:
+            self.files.update(self.pending.files)
+            self.pending = None
+            self._save()
+
+    def discard(self) -> None:
+        """The pending chunk never reached the table."""
+        self.pending = None
+        self._save()

@@ -1,0 +1,96 @@
+"""Command line: ``python -m python_ingest land ...`` (see CONTRACT §3)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from python_ingest.bronze import FORMATS, bronze_table
+from python_ingest.containers import CONTAINERS
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m python_ingest",
+        description="Land raw CDC messages into the bronze tables of the lakehouse.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    land = commands.add_parser(
+        "land",
+        help="append the messages of files to bronze.raw_<format>",
+        description=(
+            "Append every message of the given files (directories are read recursively) to "
+            "bronze.raw_<FORMAT>, exactly as received. Landing the same file again adds nothing; "
+            "a file that has grown adds only its new messages."
+        ),
+    )
+    land.add_argument(
+        "--format", required=True, choices=FORMATS, help="producer format: names the bronze table"
+    )
+    land.add_argument(
+        "--container", required=True, choices=CONTAINERS, help="how messages are stored in the files"
+    )
+    land.add_argument(
+        "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
+    )
+    land.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=50_000,
+        help="messages per Iceberg commit; bounds driver memory (default 50000)",
+    )
+    land.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def land_command(args: argparse.Namespace) -> int:
+    # Imported here so that `--help` and argument errors answer without Spark.
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest.checkpoints import CheckpointStore
+    from python_ingest.landing import Lander, LandingError, expand_paths
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+
+    try:
+        files = expand_paths(args.paths, args.container)
+        params = target_spark_parameters(args.target)
+        home = lakehouse_dir(args.target)
+    except (LandingError, ProfileError, LakehouseConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if home is None:
+        print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
+        return EXIT_USAGE
+    table = bronze_table(args.format)
+    started = time.monotonic()
+    print(f"landing {len(files)} file(s) into {table.qualified_name} ({args.container})", flush=True)
+    spark = active_session(params)
+    checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
+    report = Lander(spark, table, checkpoints, chunk_size=args.chunk_size).land(files, args.container)
+    print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
+    for error in report.errors:
+        print(f"error: {error}", file=sys.stderr)
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "land":
+        return land_command(args)
+    return EXIT_USAGE  # pragma: no cover - argparse requires a command

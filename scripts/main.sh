@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The main job on the bundled sample data: set up, land the producers' sample
+# messages into bronze, dbt build, dbt docs generate, print a summary.
+# State goes to $CDC_LAKEHOUSE_DIR (default ./lakehouse).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+# sample_data/<format>/<container>/ holds the messages of one producer format
+# in one container (see sample_data/README.md).
+for dir in sample_data/*/*/; do
+  dir=${dir%/}
+  container=$(basename "$dir")
+  format=$(basename "$(dirname "$dir")")
+  .venv/bin/python -m python_ingest land --format "$format" --container "$container" "$dir"
+done
+
+.venv/bin/dbt build
+.venv/bin/dbt docs generate
+.venv/bin/dbt run-operation lakehouse_summary
+echo
+echo "Docs: .venv/bin/dbt docs serve   (or open target/index.html)"

@@ -1,0 +1,86 @@
+"""Shared fixtures: one embedded lakehouse and one Spark session per test run.
+
+Spark starts once (5-10 s) in the pytest process; landing (``python_ingest``
+called in-process) and dbt (``dbtRunner``, in-process) reuse the same
+session, exactly as the product runs them, against a fresh lakehouse in a
+temporary directory (``$CDC_LAKEHOUSE_DIR``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before anything can start Spark: every test run gets its own lakehouse.
+    if "CDC_TEST_LAKEHOUSE_DIR" in os.environ:
+        lakehouse = Path(os.environ["CDC_TEST_LAKEHOUSE_DIR"])
+    else:
+        lakehouse = Path(tempfile.mkdtemp(prefix="cdc-test-lakehouse-"))
+        config.add_cleanup(lambda: shutil.rmtree(lakehouse, ignore_errors=True))
+    os.environ["CDC_LAKEHOUSE_DIR"] = str(lakehouse)
+    os.environ.setdefault("CDC_SPARK_CORES", "2")
+    os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "2")
+    os.environ["DBT_PROFILES_DIR"] = str(ROOT)
+    os.chdir(ROOT)
+
+
+@pytest.fixture(scope="session")
+def lakehouse_dir() -> Path:
+    return Path(os.environ["CDC_LAKEHOUSE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest.profile import target_spark_parameters
+
+    return active_session(target_spark_parameters())
+
+
+@dataclass
+class CommandResult:
+    exit_code: int
+    output: str
+
+
+@pytest.fixture(scope="session")
+def land(spark) -> Callable[..., CommandResult]:
+    """Run ``python -m python_ingest land ...`` in-process (shared Spark session)."""
+    from python_ingest.cli import main
+
+    def run(*args: str | Path) -> CommandResult:
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            code = main(["land", *map(str, args)])
+        return CommandResult(code, buffer.getvalue())
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def dbt(spark) -> Callable[..., object]:
+    """Run a dbt command in-process against the test lakehouse; fails the test if dbt fails."""
+    from dbt.cli.main import dbtRunner
+
+    def run(*args: str, expect_success: bool = True):
+        result = dbtRunner().invoke(
+            [*args, "--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--quiet"]
+        )
+        if expect_success and not result.success:
+            raise AssertionError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
+        return result
+
+    return run

@@ -1,0 +1,55 @@
+"""The command line answers wrong arguments and missing paths at once,
+with a clear message and a non-zero exit, before starting Spark."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "python_ingest", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "required"),
+        (["land", "--container", "jsonl", "x.jsonl"], "--format"),
+        (["land", "--format", "oracle", "--container", "jsonl", "x"], "invalid choice: 'oracle'"),
+        (["land", "--format", "ces", "--container", "parquet", "x"], "invalid choice: 'parquet'"),
+        (["land", "--format", "ces", "--container", "jsonl"], "PATH"),
+        (["land", "--format", "ces", "--container", "jsonl", "--chunk-size", "0", "x"], "at least 1"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_wrong_arguments_exit_2_with_usage(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_missing_path_exits_2_before_spark(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.jsonl"
+    result = run("land", "--format", "ces", "--container", "jsonl", str(missing))
+    assert result.returncode == 2
+    assert f"error: path not found: {missing}" in result.stderr
+    assert "landing" not in result.stdout
+
+
+def test_help_lists_formats_and_containers() -> None:
+    result = run("land", "--help")
+    assert result.returncode == 0
+    for word in ("ces", "debezium", "dataworks", "qlik", "jsonl", "kcat", "eventhubs-avro"):
+        assert word in result.stdout

@@ -1,0 +1,122 @@
+"""The adapter plugin's and landing's configuration logic, without Spark."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from dbt.adapters.spark_embedded.impl import is_iceberg_information
+from dbt.adapters.spark_embedded.lakehouse import (
+    ICEBERG_JAR_ENV,
+    LakehouseConfigError,
+    bundled_iceberg_jar,
+    spark_parameters,
+)
+
+from python_ingest.bronze import FORMATS, bronze_table
+from python_ingest.profile import ProfileError, load_target, target_spark_parameters
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_jar_is_iceberg_1_10_for_spark_3_5_scala_2_12() -> None:
+    jar = Path(bundled_iceberg_jar())
+    assert jar.is_file()
+    assert jar.name.startswith("iceberg-spark-runtime-3.5_2.12-1.10.")
+
+
+def test_jar_override_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    jar = tmp_path / "my-iceberg.jar"
+    jar.write_bytes(b"PK")
+    monkeypatch.setenv(ICEBERG_JAR_ENV, str(jar))
+    params = spark_parameters({"spark.jars": "/opt/extra.jar"})
+    assert params["spark.jars"] == f"/opt/extra.jar,{jar}"
+
+
+def test_jar_override_that_is_not_a_file_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ICEBERG_JAR_ENV, "/no/such/iceberg.jar")
+    with pytest.raises(LakehouseConfigError, match="not a file"):
+        spark_parameters({})
+
+
+def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) -> None:
+    os.chdir(tmp_path)
+    params = spark_parameters({"spark.sql.session.timeZone": "UTC"}, lakehouse_dir="lh")
+    root = str(tmp_path / "lh")
+    assert params["spark.sql.warehouse.dir"] == f"{root}/warehouse"
+    assert f"databaseName={root}/metastore_db;" in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert f"-Dderby.system.home={root}" in params["spark.driver.extraJavaOptions"]
+    assert params["spark.sql.session.timeZone"] == "UTC"
+    os.chdir(ROOT)
+
+
+def test_profile_settings_win_over_derived_ones(tmp_path: Path) -> None:
+    params = spark_parameters({"spark.sql.warehouse.dir": "s3a://bucket/wh"}, lakehouse_dir=str(tmp_path))
+    assert params["spark.sql.warehouse.dir"] == "s3a://bucket/wh"
+
+
+@pytest.mark.parametrize(
+    ("information", "expected"),
+    [
+        ("Provider: hive\nTable Properties: [owner=root, table_type=ICEBERG, uuid=1]\n", True),
+        ("Provider: iceberg\n", True),
+        ("Provider: hive\nTable Properties: [owner=root]\n", False),
+        ("Type: VIEW\nView Text: select 1\n", False),
+        (None, False),
+    ],
+)
+def test_iceberg_tables_are_recognised_behind_the_session_catalog(information, expected) -> None:
+    assert is_iceberg_information(information) is expected
+
+
+def test_local_profile_renders_with_defaults_and_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "lake"))
+    monkeypatch.setenv("CDC_SHUFFLE_PARTITIONS", "3")
+    params = target_spark_parameters("local", ROOT)
+    assert params["spark.sql.shuffle.partitions"] == "3"
+    assert params["spark.sql.session.timeZone"] == "UTC"
+    assert params["spark.sql.catalog.spark_catalog"] == "org.apache.iceberg.spark.SparkSessionCatalog"
+    assert params["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
+    assert params["spark.sql.warehouse.dir"] == str(tmp_path / "lake" / "warehouse")
+    assert "iceberg-spark-runtime-3.5_2.12" in params["spark.jars"]
+
+
+def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CDC_SPARK_MASTER", "CDC_WAREHOUSE_URI", "CDC_METASTORE_URI"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ProfileError, match="CDC_SPARK_MASTER"):
+        load_target("cluster", ROOT)
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://spark-master:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "s3a://lake/warehouse")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://metastore:9083")
+    output = load_target("cluster", ROOT)
+    assert output["server_side_parameters"]["spark.master"] == "spark://spark-master:7077"
+    assert output["threads"] == "8"
+
+
+def test_thrift_target_cannot_land(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CDC_THRIFT_HOST", "sts.example")
+    with pytest.raises(ProfileError, match="method: session"):
+        target_spark_parameters("thrift", ROOT)
+
+
+@pytest.mark.parametrize("source_format", FORMATS)
+def test_bronze_tables_follow_the_contract(source_format: str) -> None:
+    table = bronze_table(source_format)
+    assert table.qualified_name == f"bronze.raw_{source_format}"
+    assert table.columns == (
+        ("message_id", "string"),
+        ("source_uri", "string"),
+        ("source_partition", "int"),
+        ("source_offset", "bigint"),
+        ("message_key", "string"),
+        ("message_value", "string"),
+        ("headers", "map<string,string>"),
+        ("enqueued_at", "timestamp"),
+        ("ingested_at", "timestamp"),
+        ("ingest_batch_id", "string"),
+    )
+    assert "using iceberg" in table.create_statement()
