@@ -21,9 +21,13 @@ import os
 import sys
 from collections.abc import Mapping
 
+from dbt.include import spark_embedded as include_package
+
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
 ICEBERG_JAR_PATTERN = "iceberg-spark-runtime-3.5_2.12-*.jar"
 DERBY_LOG = "derby.log"
+# Spark logs errors only (its default prints start-up warnings into dbt's output).
+LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
 
 
 class LakehouseConfigError(RuntimeError):
@@ -73,7 +77,8 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
             f"jdbc:derby:;databaseName={os.path.join(root, 'metastore_db')};create=true"
         ),
         "spark.driver.extraJavaOptions": (
-            f"-Dderby.system.home={root} -Dderby.stream.error.file={os.path.join(root, DERBY_LOG)}"
+            f"-Dderby.system.home={root} -Dderby.stream.error.file={os.path.join(root, DERBY_LOG)} "
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG}"
         ),
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.

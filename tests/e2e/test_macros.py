@@ -1,0 +1,78 @@
+"""The platform macros, each run through dbt against the embedded lakehouse."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from python_ingest.bronze import FORMATS, bronze_table
+
+pytestmark = pytest.mark.spark
+
+SCRATCH = "macro_tests"
+
+
+def grain_test_sql(dbt, relation: str, columns: list[str]) -> str:
+    call = f"test_unique_combination_of_columns(model='{relation}', combination_of_columns={columns})"
+    return compile_inline(dbt, "{{ " + call + " }}")
+
+
+def compile_inline(dbt, sql: str) -> str:
+    result = dbt("compile", "--inline", sql)
+    return result.result.results[0].node.compiled_code.strip()
+
+
+@pytest.fixture(scope="module")
+def scratch(spark) -> str:
+    spark.sql(f"create database if not exists {SCRATCH}")
+    spark.sql(f"create or replace table {SCRATCH}.dups (x int, y string) using iceberg")
+    spark.sql(f"insert into {SCRATCH}.dups values (1, 'a'), (1, 'a'), (1, 'b')")
+    return SCRATCH
+
+
+@pytest.mark.parametrize(
+    ("custom", "expected"), [("'gold'", "gold"), ("' bronze '", "bronze"), ("none", "silver")]
+)
+def test_generate_schema_name_uses_the_custom_schema_exactly(dbt, custom: str, expected: str) -> None:
+    assert compile_inline(dbt, f"{{{{ generate_schema_name({custom}, none) }}}}") == expected
+
+
+@pytest.mark.parametrize("source_format", FORMATS)
+def test_bronze_table_ddl_matches_what_landing_creates(spark, dbt, scratch, source_format: str) -> None:
+    ddl = compile_inline(
+        dbt, f"{{{{ bronze_table_ddl(graph.sources['source.cdc_lakehouse.bronze.raw_{source_format}']) }}}}"
+    )
+    assert ddl.startswith(f"create table if not exists bronze.raw_{source_format} (")
+    spark.sql(ddl.replace(f"bronze.raw_{source_format}", f"{scratch}.ddl_{source_format}", 1))
+    created = [
+        (f.name, f.dataType.simpleString()) for f in spark.table(f"{scratch}.ddl_{source_format}").schema
+    ]
+    assert tuple(created) == bronze_table(source_format).columns
+    assert spark.sql(f"select * from {scratch}.ddl_{source_format}.snapshots").count() == 0  # Iceberg
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [(["x", "y"], [(1, "a", 2)]), (["x"], [(1, 3)]), (["y"], [("a", 2)])],
+)
+def test_unique_combination_of_columns_returns_the_repeated_combinations(
+    spark, dbt, scratch, columns: list[str], expected: list[tuple]
+) -> None:
+    sql = grain_test_sql(dbt, f"{scratch}.dups", columns)
+    assert [tuple(row) for row in spark.sql(sql).collect()] == expected
+
+
+def test_unique_combination_of_columns_passes_on_a_unique_grain(spark, dbt, scratch) -> None:
+    spark.sql(
+        f"create or replace table {scratch}.uniq using iceberg as select distinct * from {scratch}.dups"
+    )
+    assert spark.sql(grain_test_sql(dbt, f"{scratch}.uniq", ["x", "y"])).count() == 0
+
+
+def test_lakehouse_summary_lists_tables_with_row_counts(dbt, scratch, capsys) -> None:
+    dbt("run-operation", "lakehouse_summary", "--args", f"{{schemas: [{scratch}, no_such_schema]}}")
+    output = capsys.readouterr().out
+    assert re.search(rf"^{scratch}: \d+ table\(s\)$", output, re.MULTILINE)
+    assert re.search(r"^  dups +3 rows$", output, re.MULTILINE)
+    assert "no_such_schema: 0 table(s) (none yet)" in output
