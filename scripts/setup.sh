@@ -22,6 +22,14 @@ command -v java >/dev/null 2>&1 || die "Java 17 is required for Spark (no 'java'
 java_major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
 [ "${java_major:-0}" -ge 17 ] || die "Java 17 is required for Spark (found version ${java_major:-unknown})."
 
+# pip, quiet; drop the warnings some machines' pip configuration prints for
+# local package folders that do not exist.
+pip_install() {
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@" 2>&1 |
+    { grep -v "^WARNING: Location 'file:" || true; }
+  return "${PIPESTATUS[0]}"
+}
+
 stamp_source() {
   cat requirements.txt
   find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' \) \
@@ -36,10 +44,10 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing pinned requirements into .venv (the first run builds pyspark; a few minutes)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+pip_install -r requirements.txt
 echo "setup: installing the dbt adapter plugin spark_embedded"
 rm -rf adapters/dbt-spark-embedded/build
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall ./adapters/dbt-spark-embedded
+pip_install --no-deps --force-reinstall ./adapters/dbt-spark-embedded
 rm -rf adapters/dbt-spark-embedded/build adapters/dbt-spark-embedded/*.egg-info
 echo "$want" > "$stamp"
 echo "setup: done"
