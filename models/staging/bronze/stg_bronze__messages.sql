@@ -13,6 +13,10 @@
 -#}
 
 {%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik'] %}
+{%- set bronze_columns = [
+    'message_id', 'source_uri', 'source_partition', 'source_offset', 'message_key',
+    'message_value', 'headers', 'enqueued_at', 'ingested_at', 'ingest_batch_id',
+] %}
 
 with
 
@@ -20,16 +24,7 @@ with
     landed_{{ source_format }} as (
         select
             '{{ source_format }}' as source_format,
-            message_id,
-            source_uri,
-            source_partition,
-            source_offset,
-            message_key,
-            message_value,
-            headers,
-            enqueued_at,
-            ingested_at,
-            ingest_batch_id
+            {{ bronze_columns | join(',\n            ') }}
         from {{ source('bronze', 'raw_' ~ source_format) }}
     ),
 
@@ -80,16 +75,7 @@ first_copies as (
 final as (
     select
         source_format,
-        message_id,
-        source_uri,
-        source_partition,
-        source_offset,
-        message_key,
-        message_value,
-        headers,
-        enqueued_at,
-        ingested_at,
-        ingest_batch_id
+        {{ bronze_columns | join(',\n        ') }}
     from first_copies
     where copy_number = 1
 )
