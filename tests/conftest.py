@@ -76,9 +76,8 @@ def dbt(spark) -> Callable[..., object]:
     from dbt.cli.main import dbtRunner
 
     def run(*args: str, expect_success: bool = True):
-        result = dbtRunner().invoke(
-            [*args, "--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--quiet"]
-        )
+        project = [] if "--project-dir" in args else ["--project-dir", str(ROOT)]
+        result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
         if expect_success and not result.success:
             raise AssertionError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
         return result
