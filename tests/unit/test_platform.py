@@ -63,6 +63,8 @@ def test_profile_settings_win_over_derived_ones(tmp_path: Path) -> None:
         ("Provider: iceberg\n", True),
         ("Provider: hive\nTable Properties: [owner=root]\n", False),
         ("Type: VIEW\nView Text: select 1\n", False),
+        ("Type: VIEW\nTable Properties: [engine_version=Spark 3.5.8, table_type=ICEBERG-VIEW]\n", False),
+        ("Provider: hive\nTable Properties: [table_type=ICEBERG-VIEW, uuid=1]\n", False),
         (None, False),
     ],
 )

@@ -23,12 +23,15 @@ from dbt.adapters.spark_embedded.__version__ import version
 from dbt.adapters.spark_embedded.connections import ADAPTER_TYPE, SparkEmbeddedConnectionManager
 from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper
 
-ICEBERG_TABLE_TYPE = re.compile(r"\btable_type=ICEBERG\b", re.IGNORECASE)
+# Iceberg tables; not views, which Iceberg 1.10 marks table_type=ICEBERG-VIEW.
+ICEBERG_TABLE_TYPE = re.compile(r"\btable_type=ICEBERG(?![\w-])", re.IGNORECASE)
 
 
 def is_iceberg_information(information: str | None) -> bool:
     """Whether ``SHOW TABLE EXTENDED`` information describes an Iceberg table."""
     text = information or ""
+    if "Type: VIEW" in text:
+        return False
     return "Provider: iceberg" in text or bool(ICEBERG_TABLE_TYPE.search(text))
 
 
