@@ -1,0 +1,18 @@
+{#- Row image `newer` laid over row image `older` (both map<string,string>):
+    columns `newer` carries win, the others keep `older`'s value. -#}
+{% macro merge_images(older, newer) -%}
+    map_concat(map_filter({{ older }}, (image_column, image_value) -> not array_contains(map_keys({{ newer }}), image_column)), {{ newer }})
+{%- endmacro %}
+
+{#- A stable hash of a table and a primary-key map (entries sorted by column). -#}
+{% macro key_hash(table_id, primary_key) -%}
+    sha2(concat_ws('|', {{ table_id }}, to_json(array_sort(map_entries({{ primary_key }})))), 256)
+{%- endmacro %}
+
+{#- An empty history: the start value of the fold in cdc_history. -#}
+{% macro empty_history() -%}
+    cast(array() as array<struct<
+        version_number:int, change_id:string, operation:string, commit_ts:timestamp,
+        is_deleted:boolean, row_data:map<string,string>
+    >>)
+{%- endmacro %}

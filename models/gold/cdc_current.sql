@@ -1,0 +1,21 @@
+{#- The live rows: the current version of every key that is not deleted (CONTRACT §5). -#}
+
+with
+
+history as (
+    select * from {{ ref('cdc_history') }}
+),
+
+final as (
+    select
+        table_id,
+        primary_key,
+        key_hash,
+        row_data,
+        valid_from,
+        change_id
+    from history
+    where is_current and not is_deleted
+)
+
+select * from final

@@ -1,0 +1,58 @@
+{#-
+  What became of every distinct CES message: quarantined (with the reason),
+  duplicate, pending (a segment of an event still incomplete) or change.
+-#}
+
+with
+
+messages as (
+    select * from {{ ref('stg_ces__messages') }}
+),
+
+segments as (
+    select * from {{ ref('int_ces__segments') }}
+),
+
+events as (
+    select * from {{ ref('int_ces__events') }}
+),
+
+changes as (
+    select * from {{ ref('int_ces__changes') }}
+),
+
+final as (
+    select
+        messages.message_id,
+        'ces' as source_format,
+        case
+            when messages.quarantine_reason is not null then 'quarantined'
+            when segments.is_duplicate then 'duplicate'
+            when not events.is_complete then 'pending'
+            when changes.quarantine_reason is not null then 'quarantined'
+            else 'change'
+        end as outcome,
+        case
+            when messages.quarantine_reason is not null then messages.quarantine_reason
+            when segments.is_duplicate
+                then concat(
+                        'A redelivered copy of event ', segments.event_source, ' / ', segments.event_id,
+                        ' (segment ', segments.segment_number, ').'
+                    )
+            when not events.is_complete
+                then concat(
+                        'Segment ', segments.segment_number, ' of split event ', segments.event_key, ': ',
+                        events.segments_received, ' segment(s) received, waiting for the rest.'
+                    )
+            when changes.quarantine_reason is not null then changes.quarantine_reason
+            else concat('Change ', changes.change_id, '.')
+        end as detail,
+        messages.message_value,
+        messages.ingested_at
+    from messages
+    left join segments on messages.message_id = segments.message_id
+    left join events on segments.event_key = events.event_key
+    left join changes on segments.event_key = changes.event_key
+)
+
+select * from final

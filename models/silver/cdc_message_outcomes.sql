@@ -1,0 +1,41 @@
+{#-
+  What became of every distinct bronze message, one row each (CONTRACT §4):
+  change, control, duplicate, quarantined or pending. The counts add up to
+  the number of distinct bronze messages. Messages of a format that no
+  staging branch parses yet are accounted for as quarantined, with that reason.
+-#}
+
+{%- set producer_outcomes = [ref('int_ces__message_outcomes')] %}
+{%- set producers_with_branch = ['ces'] %}
+
+with
+
+unioned as (
+    {% for outcomes in producer_outcomes -%}
+        select
+            message_id,
+            source_format,
+            outcome,
+            detail
+        from {{ outcomes }}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+),
+
+unparsed as (
+    select
+        message_id,
+        source_format,
+        'quarantined' as outcome,
+        concat('No parser for the ', source_format, ' format is built yet; the message is kept in bronze.') as detail
+    from {{ ref('stg_bronze__messages') }}
+    where source_format not in ('{{ producers_with_branch | join("', '") }}')
+),
+
+final as (
+    select * from unioned
+    union all
+    select * from unparsed
+)
+
+select * from final

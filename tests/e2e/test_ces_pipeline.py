@@ -1,0 +1,226 @@
+"""End to end for SQL Server CES: land + dbt build over two landing runs,
+then silver changes, quarantine, outcomes and gold history checked exactly."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.ces import ces_event, jsonl, split_event
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ("scenario", "dbo", "Docs")
+DOC_COLUMNS = [
+    ("doc_id", "int"),
+    ("title", "nvarchar(200)"),
+    ("body", "nvarchar(max)"),
+    ("updated", "datetime2(7)"),
+]
+BIG_BODY = "x" * 300_000  # over CES's default 256 KB: sent as a split event
+
+
+def history(spark, table_id: str, key: str) -> list[tuple]:
+    return [
+        (r.version_number, r.operation, r.is_current, r.is_deleted, r.row_data)
+        for r in spark.sql(
+            f"select * from gold.cdc_history where table_id = '{table_id}' "
+            f"and primary_key['doc_id'] = '{key}' order by version_number"
+        ).collect()
+    ]
+
+
+def outcome_of(spark, message_ids: list[str]) -> dict[str, str]:
+    ids = ", ".join(f"'{m}'" for m in message_ids)
+    rows = spark.sql(
+        f"select message_id, outcome from silver.cdc_message_outcomes where message_id in ({ids})"
+    )
+    return {r.message_id: r.outcome for r in rows.collect()}
+
+
+def message_ids(spark, path: Path) -> list[str]:
+    uri = path.resolve().as_uri()
+    rows = spark.sql(
+        f"select message_id from bronze.raw_ces where source_uri = '{uri}' order by source_offset"
+    )
+    return [r.message_id for r in rows.collect()]
+
+
+@pytest.fixture(scope="module")
+def scenario(spark, land, dbt, tmp_path_factory):
+    work = tmp_path_factory.mktemp("ces")
+    insert_big = ces_event(
+        DOCS,
+        "INS",
+        DOC_COLUMNS,
+        {"doc_id": "7"},
+        None,
+        {"doc_id": "7", "title": "Big", "body": BIG_BODY, "updated": "2025-03-14 10:00:00.1234567"},
+        "0x0000002C:00000400:0001",
+        1,
+        "2025-03-14 10:00:01.000",
+    )
+    segments = split_event(insert_big, 3)
+    insert_8 = ces_event(
+        DOCS,
+        "INS",
+        DOC_COLUMNS,
+        {"doc_id": "8"},
+        None,
+        {"doc_id": "8", "title": "Eight", "body": "b", "updated": "2025-03-14 11:00:00.000"},
+        "0x0000002C:00000500:0001",
+        1,
+        "2025-03-14 11:00:00.000",
+    )
+    update_8 = ces_event(  # only the changed column is sent ("include all columns" off)
+        DOCS,
+        "UPD",
+        [("doc_id", "int"), ("title", "nvarchar(200)")],
+        {"doc_id": "8"},
+        {"doc_id": "8", "title": "Eight"},
+        {"doc_id": "8", "title": "Eight, revised"},
+        "0x0000002C:00000600:0001",
+        1,
+        "2025-03-14 12:00:00.000",
+    )
+    first = work / "run1.jsonl"
+    first.write_text(jsonl([segments[1], segments[0], update_8]))
+    bad = work / "bad.jsonl"
+    no_key = ces_event(
+        ("scenario", "dbo", "Heap"),
+        "INS",
+        [("a", "int")],
+        {},
+        None,
+        {"a": "1"},
+        "0x0000002C:00000700:0001",
+        1,
+        "2025-03-14 13:00:00.000",
+    )
+    unknown_op = {**update_8, "id": "op-1", "operation": "MRG"}
+    bad_data = {**update_8, "id": "data-1", "logicalid": "x:1:2", "data": "{not json"}
+    not_ces = {**update_8, "id": "type-1", "type": "com.example.Other"}
+    bad.write_text(jsonl(["not json at all", no_key, unknown_op, bad_data, not_ces]))
+    reference = work / "reference.jsonl"
+    shutil.copy(ROOT / "sample_data" / "ces" / "jsonl" / "reference_purchases.jsonl", reference)
+    assert land("--format", "ces", "--container", "jsonl", first, bad, reference).exit_code == 0
+    dbt("build")
+    after_first = {
+        "history_7": history(spark, "scenario.dbo.docs", "7"),
+        "history_8": history(spark, "scenario.dbo.docs", "8"),
+        "outcomes": outcome_of(spark, message_ids(spark, first)),
+    }
+    second = work / "run2.jsonl"
+    second.write_text(
+        jsonl([segments[2], segments[0], insert_8])
+    )  # final segment, a redelivery, the late insert
+    redelivered = work / "reference-again.jsonl"
+    shutil.copy(reference, redelivered)
+    assert land("--format", "ces", "--container", "jsonl", second, redelivered).exit_code == 0
+    dbt("build")
+    return {
+        "first": first,
+        "second": second,
+        "bad": bad,
+        "redelivered": redelivered,
+        "after_first": after_first,
+    }
+
+
+def test_reference_examples_give_three_versions_and_no_current_row(spark, scenario) -> None:
+    rows = spark.sql(
+        "select version_number, operation, is_current, is_deleted, row_data['product_name'] as product "
+        "from gold.cdc_history where table_id = 'db1.dbo.purchases' and primary_key['purchase_id'] = '105' "
+        "order by version_number"
+    ).collect()
+    assert [tuple(r) for r in rows] == [
+        (1, "insert", False, False, "Game 2077"),
+        (2, "update", False, False, "Game 2066"),
+        (3, "delete", True, True, "Game 2066"),
+    ]
+    assert spark.sql("select * from gold.cdc_current where table_id = 'db1.dbo.purchases'").count() == 0
+    # Landed again from another file in a later run: redelivered copies, not new changes.
+    assert set(outcome_of(spark, message_ids(spark, scenario["redelivered"])).values()) == {"duplicate"}
+
+
+def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
+    first_run = scenario["after_first"]
+    assert first_run["history_7"] == []
+    pending = [o for o in first_run["outcomes"].values() if o == "pending"]
+    assert len(pending) == 2
+    [(version, operation, current, deleted, row)] = history(spark, "scenario.dbo.docs", "7")
+    assert (version, operation, current, deleted) == (1, "insert", True, False)
+    assert row["body"] == BIG_BODY
+    assert row["updated"] == "2025-03-14 10:00:00.123456"
+    first_ids = message_ids(spark, scenario["first"])
+    assert outcome_of(spark, first_ids[:2]) == {first_ids[0]: "change", first_ids[1]: "change"}
+    second_ids = message_ids(spark, scenario["second"])
+    assert outcome_of(spark, second_ids) == {
+        second_ids[0]: "change",
+        second_ids[1]: "duplicate",
+        second_ids[2]: "change",
+    }
+
+
+def test_late_insert_is_slotted_before_the_update_and_unsent_columns_are_kept(spark, scenario) -> None:
+    assert [v[:4] for v in scenario["after_first"]["history_8"]] == [(1, "update", True, False)]
+    versions = history(spark, "scenario.dbo.docs", "8")
+    assert [v[:4] for v in versions] == [(1, "insert", False, False), (2, "update", True, False)]
+    assert versions[1][4] == {
+        "doc_id": "8",
+        "title": "Eight, revised",
+        "body": "b",
+        "updated": "2025-03-14 11:00:00",
+    }
+    current = spark.sql(
+        "select row_data from gold.cdc_current where key_hash in "
+        "(select key_hash from gold.cdc_history where table_id = 'scenario.dbo.docs')"
+    ).collect()
+    assert len(current) == 2
+
+
+def test_malformed_messages_are_quarantined_once_with_a_reason(spark, scenario) -> None:
+    ids = message_ids(spark, scenario["bad"])
+    reasons = dict(
+        spark.sql(
+            "select message_id, reason from silver.cdc_quarantine where message_id in ("
+            + ", ".join(f"'{i}'" for i in ids)
+            + ")"
+        ).collect()
+    )
+    assert len(reasons) == len(ids) == 5
+    expected = [
+        "not a JSON object",
+        "no primary key",
+        "Unknown operation 'MRG'",
+        "not JSON with an eventsource",
+        "not com.microsoft.SQL.CES.DML",
+    ]
+    for message_id, fragment in zip(ids, expected, strict=True):
+        assert fragment in reasons[message_id], reasons[message_id]
+
+
+def test_every_bronze_message_has_one_outcome(spark, scenario) -> None:
+    bronze = spark.sql(
+        " union ".join(
+            f"select '{f}', message_id from bronze.raw_{f}" for f in ("ces", "debezium", "dataworks", "qlik")
+        )
+    ).count()
+    outcomes = spark.table("silver.cdc_message_outcomes")
+    assert outcomes.count() == bronze
+    assert outcomes.select("source_format", "message_id").distinct().count() == bronze
+
+
+def test_building_again_changes_nothing(spark, dbt, scenario) -> None:
+    tables = [
+        "silver.cdc_changes",
+        "silver.cdc_quarantine",
+        "silver.cdc_message_outcomes",
+        "gold.cdc_history",
+    ]
+    before = {t: sorted(map(str, spark.table(t).collect())) for t in tables}
+    dbt("build")
+    assert {t: sorted(map(str, spark.table(t).collect())) for t in tables} == before
