@@ -45,10 +45,10 @@ def test_each_materialization_builds_twice_and_a_change_flows_through(spark, bui
     assert spark.table(f"{SCHEMA}.numbers_appended").count() == 10
     assert spark.table(f"{SCHEMA}.numbers_snapshot").count() == 5
 
-    build("--vars", "{factor: 10}")  # every value changes
+    build("--vars", "{factor: 10, extra_column: true}")  # every value changes, a column is added
     assert rows(spark, "numbers_merged") == [(i, 10 * i) for i in range(5)]
     assert rows(spark, "numbers_python_merged") == [(i, 10 * i) for i in range(5)]
-    assert rows(spark, "numbers_view") == [(i, 10 * i) for i in range(5)]
+    assert rows(spark, "numbers_view") == [(i, 10 * i, "new") for i in range(5)]
     snapshot = spark.sql(
         f"select id, doubled, dbt_valid_to is null as current from {SCHEMA}.numbers_snapshot"
     )
