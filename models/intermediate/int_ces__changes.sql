@@ -74,6 +74,15 @@ final as (
         end as changed_columns,
         ingested_at,
         event_key,
+        transform(
+            eventsource.cols,
+            c -> struct(
+                c.name as column_name,
+                c.index + 1 as ordinal,
+                c.type as source_type,
+                array_contains(transform(eventsource.pkkey, k -> k.columnname), c.name) as is_primary_key
+            )
+        ) as source_columns,
         case
             when payload is null or eventsource is null
                 then 'The data attribute (after joining its segments) is not JSON with an eventsource object.'

@@ -224,3 +224,21 @@ def test_building_again_changes_nothing(spark, dbt, scenario) -> None:
     before = {t: sorted(map(str, spark.table(t).collect())) for t in tables}
     dbt("build")
     assert {t: sorted(map(str, spark.table(t).collect())) for t in tables} == before
+
+
+def test_column_registry_has_types_keys_and_first_last_seen(spark, scenario) -> None:
+    rows = spark.sql(
+        "select column_name, ordinal, source_type, spark_type, is_primary_key, first_seen_at, last_seen_at "
+        "from silver.cdc_table_columns where table_id = 'scenario.dbo.docs' order by ordinal"
+    ).collect()
+    assert [tuple(r)[:5] for r in rows] == [
+        ("doc_id", 1, "int", "int", True),
+        ("title", 2, "nvarchar(200)", "string", False),
+        ("body", 3, "nvarchar(max)", "string", False),
+        ("updated", 4, "datetime2(7)", "timestamp", False),
+    ]
+    title = rows[1]
+    assert (str(title.first_seen_at), str(title.last_seen_at)) == (
+        "2025-03-14 10:00:01",
+        "2025-03-14 12:00:00",
+    )
