@@ -79,7 +79,12 @@ def dbt(spark) -> Callable[..., object]:
         project = [] if "--project-dir" in args else ["--project-dir", str(ROOT)]
         result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
         if expect_success and not result.success:
-            raise AssertionError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
+            failures = [
+                f"{r.node.unique_id}: {r.status}: {(r.message or '')[:800]}"
+                for r in getattr(result.result, "results", None) or []
+                if str(r.status) in ("error", "fail", "runtime error")
+            ]
+            raise AssertionError(f"dbt {' '.join(args)} failed: {result.exception or failures}")
         return result
 
     return run

@@ -2,7 +2,8 @@
   A CES column value (always sent as text) in the contract's text form for
   its SQL Server type: datetime types as `yyyy-MM-dd HH:mm:ss[.ffffff]` (UTC;
   datetime2's 7th fractional digit is dropped, Spark keeps 6), date as
-  `yyyy-MM-dd`, bit as `true` / `false`, binary as base64; every other type
+  `yyyy-MM-dd`, bit as `true` / `false`, binary as one-line base64 (Spark's
+  base64() breaks long output every 76 characters); every other type
   (integers, decimals in plain notation, strings) as sent.
   `value` and `sql_type` are SQL expressions; `sql_type` as CES spells it,
   e.g. `varchar(100)`, `datetime2(7)`.
@@ -18,7 +19,7 @@
             then case lower({{ value }}) when '1' then 'true' when 'true' then 'true'
                 when '0' then 'false' when 'false' then 'false' end
         when {{ base_type }} in ('binary', 'varbinary', 'image', 'timestamp', 'rowversion')
-            then base64(unhex(regexp_replace({{ value }}, '^0[xX]', '')))
+            then regexp_replace(base64(unhex(regexp_replace({{ value }}, '^0[xX]', ''))), '[\\r\\n]', '')
         else {{ value }}
     end
 {%- endmacro %}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ces import ces_event, jsonl, split_event
+from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
 
 pytestmark = pytest.mark.spark
 

@@ -1,5 +1,5 @@
-"""Build SQL Server CES (CloudEvents) messages for tests: whole events and
-split events, in either spelling of the segment attributes."""
+"""Build SQL Server 2025 Change Event Streaming (CES) messages: CloudEvents
+envelopes whose `data` is a JSON string, whole or split into segments."""
 
 from __future__ import annotations
 
@@ -56,20 +56,23 @@ def ces_event(
     }
 
 
-def split_event(event: Mapping[str, Any], parts: int, first_index: int = 1) -> list[dict[str, Any]]:
-    """The event cut into `parts` segments sharing its logicalid (newer spelling)."""
+def split_event(
+    event: Mapping[str, Any], parts: int, first_index: int = 1, spelling: str = "segment"
+) -> list[dict[str, Any]]:
+    """The event cut into `parts` segments sharing its logicalid: newer spelling
+    (`segmentindex` + `finalsegment`) or older (`splitindex` + `splittotalcnt`)."""
     data = event["data"]
     size = -(-len(data) // parts)
-    return [
-        {
-            **event,
-            "id": str(uuid.uuid4()),
-            "segmentindex": first_index + i,
-            "finalsegment": i == parts - 1,
-            "data": data[i * size : (i + 1) * size],
-        }
-        for i in range(parts)
-    ]
+    base = {k: v for k, v in event.items() if k not in ("segmentindex", "finalsegment")}
+    segments = []
+    for i in range(parts):
+        segment = {**base, "id": str(uuid.uuid4()), "data": data[i * size : (i + 1) * size]}
+        if spelling == "segment":
+            segment.update(segmentindex=first_index + i, finalsegment=i == parts - 1)
+        else:
+            segment.update(splitindex=first_index + i, splittotalcnt=parts)
+        segments.append(segment)
+    return segments
 
 
 def jsonl(messages: Sequence[Mapping[str, Any] | str]) -> str:
