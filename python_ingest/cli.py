@@ -45,6 +45,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages per Iceberg commit; bounds driver memory (default 50000)",
     )
     land.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+
+    generate = commands.add_parser(
+        "generate",
+        help="write realistic generated CDC traffic (JSON lines) for tests, demos and benchmarks",
+        description=(
+            "Write generated change messages of one producer as JSON-lines files, one per partition, "
+            "delivered round-robin with redeliveries and split events, plus expected_current.json "
+            "(the live rows the traffic leaves)."
+        ),
+    )
+    generate.add_argument("--format", required=True, choices=("ces",), help="producer format")
+    generate.add_argument("--changes", type=_positive_int, default=200, help="row changes to simulate")
+    generate.add_argument("--partitions", type=_positive_int, default=3, help="partition files")
+    generate.add_argument("--seed", type=int, default=7, help="random seed (same seed, same files)")
+    generate.add_argument("--database", default="gendb", help="source database name of the tables")
+    generate.add_argument("out", type=Path, metavar="DIR", help="output directory")
     return parser
 
 
@@ -89,8 +105,24 @@ def land_command(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.errors else EXIT_OK
 
 
+def generate_command(args: argparse.Namespace) -> int:
+    from python_ingest.generators.ces_traffic import generate
+
+    traffic = generate(changes=args.changes, seed=args.seed, partitions=args.partitions, db=args.database)
+    paths = traffic.write(args.out)
+    messages = sum(len(p) for p in traffic.partitions)
+    print(
+        f"wrote {messages} {args.format} message(s) for {traffic.changes} change(s) "
+        f"({traffic.split_events} split event(s), {traffic.redeliveries} redelivery(ies)) to "
+        f"{len(paths)} file(s) in {args.out}"
+    )
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "land":
         return land_command(args)
+    if args.command == "generate":
+        return generate_command(args)
     return EXIT_USAGE  # pragma: no cover - argparse requires a command

@@ -15,6 +15,12 @@ for dir in sample_data/*/*/; do
   .venv/bin/python -m python_ingest land --format "$format" --container "$container" "$dir"
 done
 
+# Generated CES traffic (several tables, split events, redeliveries, out-of-order
+# partitions): the same seed gives the same files, so a re-run lands nothing new.
+generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/ces"
+.venv/bin/python -m python_ingest generate --format ces --changes 300 --seed 7 "$generated"
+.venv/bin/python -m python_ingest land --format ces --container jsonl "$generated"
+
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
 .venv/bin/dbt run-operation lakehouse_summary

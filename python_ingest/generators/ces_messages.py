@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 GUID = "9c8d4ad2-bf54-4f10-a96f-038af496997f"
@@ -57,7 +57,11 @@ def ces_event(
 
 
 def split_event(
-    event: Mapping[str, Any], parts: int, first_index: int = 1, spelling: str = "segment"
+    event: Mapping[str, Any],
+    parts: int,
+    first_index: int = 1,
+    spelling: str = "segment",
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
 ) -> list[dict[str, Any]]:
     """The event cut into `parts` segments sharing its logicalid: newer spelling
     (`segmentindex` + `finalsegment`) or older (`splitindex` + `splittotalcnt`)."""
@@ -66,7 +70,7 @@ def split_event(
     base = {k: v for k, v in event.items() if k not in ("segmentindex", "finalsegment")}
     segments = []
     for i in range(parts):
-        segment = {**base, "id": str(uuid.uuid4()), "data": data[i * size : (i + 1) * size]}
+        segment = {**base, "id": new_id(), "data": data[i * size : (i + 1) * size]}
         if spelling == "segment":
             segment.update(segmentindex=first_index + i, finalsegment=i == parts - 1)
         else:

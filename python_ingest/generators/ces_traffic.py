@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -177,6 +178,10 @@ class _Simulation:
             self.next_id += 1
         return sent, text
 
+    def new_id(self) -> str:
+        """A CloudEvents id drawn from the seeded generator (same seed, same ids)."""
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
     def change(
         self, table: Table, commit_lsn: str, sequence_number: int, commit_time: str
     ) -> dict[str, Any] | None:
@@ -193,7 +198,16 @@ class _Simulation:
             live[key], sent_rows[key] = text, sent
             key_values = {c: sent[c] for c in table.key}
             return ces_event(
-                name, "INS", columns, key_values, None, sent, commit_lsn, sequence_number, commit_time
+                name,
+                "INS",
+                columns,
+                key_values,
+                None,
+                sent,
+                commit_lsn,
+                sequence_number,
+                commit_time,
+                self.new_id(),
             )
         key = self.rng.choice(sorted(live))
         old = sent_rows[key]
@@ -202,11 +216,29 @@ class _Simulation:
             sent, text = self._row(table, key_values)
             live[key], sent_rows[key] = text, sent
             return ces_event(
-                name, "UPD", columns, key_values, old, sent, commit_lsn, sequence_number, commit_time
+                name,
+                "UPD",
+                columns,
+                key_values,
+                old,
+                sent,
+                commit_lsn,
+                sequence_number,
+                commit_time,
+                self.new_id(),
             )
         del live[key], sent_rows[key]
         return ces_event(
-            name, "DEL", columns, key_values, old, None, commit_lsn, sequence_number, commit_time
+            name,
+            "DEL",
+            columns,
+            key_values,
+            old,
+            None,
+            commit_lsn,
+            sequence_number,
+            commit_time,
+            self.new_id(),
         )
 
 
@@ -239,7 +271,11 @@ def generate(
     for event in events:
         if len(json.dumps(event)) > MAX_MESSAGE_BYTES:
             parts = -(-len(json.dumps(event)) // MAX_MESSAGE_BYTES) + 1
-            messages.extend(split_event(event, parts, rng.choice((0, 1)), rng.choice(("segment", "split"))))
+            messages.extend(
+                split_event(
+                    event, parts, rng.choice((0, 1)), rng.choice(("segment", "split")), simulation.new_id
+                )
+            )
             traffic.split_events += 1
         else:
             messages.append(event)

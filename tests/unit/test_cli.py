@@ -53,3 +53,19 @@ def test_help_lists_formats_and_containers() -> None:
     assert result.returncode == 0
     for word in ("ces", "debezium", "dataworks", "qlik", "jsonl", "kcat", "eventhubs-avro"):
         assert word in result.stdout
+
+
+def test_generate_writes_partitions_and_expected_rows(tmp_path: Path) -> None:
+    import json
+
+    result = run("generate", "--format", "ces", "--changes", "30", "--partitions", "2", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["expected_current.json", "partition-0.jsonl", "partition-1.jsonl"]
+    lines = (tmp_path / "out" / "partition-0.jsonl").read_text().splitlines()
+    assert lines and all(json.loads(line)["type"] == "com.microsoft.SQL.CES.DML.V1" for line in lines)
+    again = run(
+        "generate", "--format", "ces", "--changes", "30", "--partitions", "2", str(tmp_path / "again")
+    )
+    assert again.returncode == 0
+    assert (tmp_path / "again" / "partition-0.jsonl").read_text() == "\n".join(lines) + "\n"
