@@ -19,7 +19,7 @@ done
 # partitions): the same seed gives the same files, so a re-run lands nothing new.
 generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/ces"
 .venv/bin/python -m python_ingest generate --format ces --changes 300 --seed 7 "$generated"
-.venv/bin/python -m python_ingest land --format ces --container jsonl "$generated"
+.venv/bin/python -m python_ingest land --format ces --container jsonl "$generated"/partition-*.jsonl
 
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
