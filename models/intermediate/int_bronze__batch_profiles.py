@@ -7,9 +7,9 @@ JSON, which is what every producer promises to send. Counting messages
 that are not a JSON object here shows a bad feed at the batch level, before
 silver quarantines the messages one by one.
 
-Incremental: batches landed since the newest batch already profiled are
-(re)computed and merged, so a batch that was still landing when dbt last ran
-is completed on the next run.
+Incremental: the batches that got messages staged since the last run are
+profiled again from all their messages and merged, so a batch that was
+still landing when dbt last ran is completed on the next run.
 """
 
 from __future__ import annotations
@@ -43,25 +43,34 @@ def model(dbt, session):
     messages = dbt.ref("stg_bronze__messages")
 
     if dbt.is_incremental:
-        newest = session.table(str(dbt.this)).agg(F.max("ingested_at")).first()[0]
+        newest = session.table(str(dbt.this)).agg(F.max("staged_at")).first()[0]
         if newest is not None:
-            messages = messages.where(F.col("ingested_at") >= F.lit(newest))
+            touched = (
+                messages.where(F.col("staged_at") > F.lit(newest))
+                .select("source_format", "ingest_batch_id")
+                .distinct()
+            )
+            messages = messages.join(touched, ["source_format", "ingest_batch_id"], "left_semi")
 
     json_object = F.udf(is_json_object, T.BooleanType())
     flag = lambda condition: F.sum(F.when(condition, 1).otherwise(0)).cast("bigint")  # noqa: E731
 
-    return messages.groupBy("source_format", "ingest_batch_id").agg(
-        F.min("ingested_at").alias("ingested_at"),
-        F.count(F.lit(1)).alias("messages"),
-        flag(F.col("message_value").isNull()).alias("tombstones"),
-        flag(F.col("headers")[ENCODING_HEADER].isNotNull()).alias("not_utf8"),
-        flag(F.col("headers")[INGEST_ERROR_HEADER].isNotNull()).alias("malformed_container"),
-        flag(
-            F.col("message_value").isNotNull()
-            & F.col("headers")[ENCODING_HEADER].isNull()
-            & ~json_object(F.col("message_value"))
-        ).alias("not_json_object"),
-        F.countDistinct("source_uri").alias("sources"),
-        F.min("enqueued_at").alias("first_enqueued_at"),
-        F.max("enqueued_at").alias("last_enqueued_at"),
+    return (
+        messages.groupBy("source_format", "ingest_batch_id")
+        .agg(
+            F.min("ingested_at").alias("ingested_at"),
+            F.count(F.lit(1)).alias("messages"),
+            flag(F.col("message_value").isNull()).alias("tombstones"),
+            flag(F.col("headers")[ENCODING_HEADER].isNotNull()).alias("not_utf8"),
+            flag(F.col("headers")[INGEST_ERROR_HEADER].isNotNull()).alias("malformed_container"),
+            flag(
+                F.col("message_value").isNotNull()
+                & F.col("headers")[ENCODING_HEADER].isNull()
+                & ~json_object(F.col("message_value"))
+            ).alias("not_json_object"),
+            F.countDistinct("source_uri").alias("sources"),
+            F.min("enqueued_at").alias("first_enqueued_at"),
+            F.max("enqueued_at").alias("last_enqueued_at"),
+        )
+        .withColumn("staged_at", F.current_timestamp())
     )

@@ -1,8 +1,18 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='change_id',
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   Complete CES events as row changes in the unified silver shape: `data`
   parsed, then its row images (JSON strings again); `cols` gives each value's
   SQL Server type for the contract's text forms, `pkkey` the primary key.
   `quarantine_reason` says why an event cannot become a change.
+  Incremental: a run parses only the events completed since its last run.
 -#}
 
 with
@@ -10,7 +20,11 @@ with
 events as (
     select *
     from {{ ref('int_ces__events') }}
-    where is_complete
+    where
+        is_complete
+        {% if is_incremental() -%}
+            and staged_at > {{ last_staged_at() }}
+        {%- endif %}
 ),
 
 parsed as (
@@ -80,6 +94,7 @@ final as (
                 c.name as column_name,
                 c.index + 1 as ordinal,
                 c.type as source_type,
+                {{ sqlserver_spark_type('c.type') | indent(16) }} as spark_type,
                 array_contains(transform(eventsource.pkkey, k -> k.columnname), c.name) as is_primary_key
             )
         ) as source_columns,
@@ -102,7 +117,8 @@ final as (
                 then 'The eventrow.old image is not a JSON object.'
             when commit_lsn is null or sequence_number is null
                 then 'The event carries neither transaction.commitlsn/sequencenumber nor a logicalid to order it by.'
-        end as quarantine_reason
+        end as quarantine_reason,
+        current_timestamp() as staged_at
     from typed
 )
 

@@ -1,17 +1,39 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='event_key',
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   CES events reassembled from their messages: one row per logical event
   (`logicalid`, else source + id). Redelivered copies (same source + id) and
   repeated segments count once; a split event is complete once every segment
   up to the final one has arrived (segments numbered from 0 or 1, any order),
   and its `data` is the concatenation of the segments' data in order.
+  Incremental: a run regroups only the events that received a new segment,
+  from all their segments, whichever runs landed them.
 -#}
 
 with
 
+{% if is_incremental() -%}
+    touched_events as (
+        select distinct event_key
+        from {{ ref('int_ces__segments') }}
+        where not is_duplicate and staged_at > {{ last_staged_at() }}
+    ),
+{%- endif %}
+
 segments as (
-    select *
-    from {{ ref('int_ces__segments') }}
-    where not is_duplicate
+    select segments.*
+    from {{ ref('int_ces__segments') }} as segments
+    {% if is_incremental() -%}
+        left semi join touched_events on segments.event_key = touched_events.event_key
+    {%- endif %}
+    where not segments.is_duplicate
 ),
 
 grouped as (
@@ -56,7 +78,8 @@ final as (
                 then segments_received
                     = final_segment_number - (case when first_segment_number = 0 then 0 else 1 end) + 1
             else segments_received = 1 and not has_segment_flags
-        end as is_complete
+        end as is_complete,
+        current_timestamp() as staged_at
     from grouped
 )
 

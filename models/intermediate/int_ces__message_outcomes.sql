@@ -1,12 +1,43 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   What became of every distinct CES message: quarantined (with the reason),
   duplicate, pending (a segment of an event still incomplete) or change.
+  Incremental: a run decides the messages staged since its last run and
+  revisits the messages of events regrouped since then (a pending segment
+  becomes part of a change when its event completes).
 -#}
+
+{%- set since = last_staged_at() %}
 
 with
 
+{% if is_incremental() -%}
+    touched_messages as (
+        select message_id
+        from {{ ref('stg_ces__messages') }}
+        where staged_at > {{ since }}
+        union
+        select segments.message_id
+        from {{ ref('int_ces__segments') }} as segments
+        left semi join {{ ref('int_ces__events') }} as events
+            on segments.event_key = events.event_key and events.staged_at > {{ since }}
+    ),
+{%- endif %}
+
 messages as (
-    select * from {{ ref('stg_ces__messages') }}
+    select messages.*
+    from {{ ref('stg_ces__messages') }} as messages
+    {% if is_incremental() -%}
+        left semi join touched_messages on messages.message_id = touched_messages.message_id
+    {%- endif %}
 ),
 
 segments as (
@@ -48,7 +79,8 @@ final as (
             else concat('Change ', changes.change_id, '.')
         end as detail,
         messages.message_value,
-        messages.ingested_at
+        messages.ingested_at,
+        current_timestamp() as staged_at
     from messages
     left join segments on messages.message_id = segments.message_id
     left join events on segments.event_key = events.event_key

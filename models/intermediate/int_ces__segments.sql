@@ -1,15 +1,34 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   Every usable CES message as a segment of its logical event (`logicalid`,
   else source + id), marked duplicate when it is a redelivered copy (same
-  source + id) or repeats a segment already received.
+  source + id) or repeats a segment already received. Incremental: a run
+  takes the messages staged since its last run and compares them with the
+  segments already held, so a copy arriving runs later is still a duplicate.
 -#}
 
 with
 
 usable as (
-    select *
-    from {{ ref('stg_ces__messages') }}
-    where quarantine_reason is null
+    select messages.*
+    from {{ ref('stg_ces__messages') }} as messages
+    {% if is_incremental() -%}
+        {#- A message restaged upstream is not a copy of itself. -#}
+        left anti join {{ this }} as held on messages.message_id = held.message_id
+    {%- endif %}
+    where
+        messages.quarantine_reason is null
+        {% if is_incremental() -%}
+            and messages.staged_at > {{ last_staged_at() }}
+        {%- endif %}
 ),
 
 keyed as (
@@ -31,22 +50,54 @@ numbered as (
     from keyed
 ),
 
+{% if is_incremental() -%}
+    held_events as (
+        select distinct
+            event_source,
+            event_id
+        from {{ this }}
+    ),
+
+    held_segments as (
+        select distinct
+            event_key,
+            segment_number
+        from {{ this }}
+        where not is_duplicate
+    ),
+{%- endif %}
+
 final as (
     select
-        message_id,
-        event_key,
-        event_source,
-        event_id,
-        logical_id,
-        operation_code,
-        event_time,
-        segment_number,
-        segment_count,
-        is_final_segment,
-        data_text,
-        ingested_at,
-        copy_number > 1 or segment_copy_number > 1 as is_duplicate
+        numbered.message_id,
+        numbered.event_key,
+        numbered.event_source,
+        numbered.event_id,
+        numbered.logical_id,
+        numbered.operation_code,
+        numbered.event_time,
+        numbered.segment_number,
+        numbered.segment_count,
+        numbered.is_final_segment,
+        numbered.data_text,
+        numbered.ingested_at,
+        numbered.copy_number > 1 or numbered.segment_copy_number > 1
+        {%- if is_incremental() %}
+            or held_events.event_id is not null
+            or held_segments.event_key is not null
+        {%- endif %} as is_duplicate,
+        current_timestamp() as staged_at
     from numbered
+    {% if is_incremental() -%}
+        left join held_events
+            on
+                numbered.event_source = held_events.event_source
+                and numbered.event_id = held_events.event_id
+        left join held_segments
+            on
+                numbered.event_key = held_segments.event_key
+                and numbered.segment_number = held_segments.segment_number
+    {%- endif %}
 )
 
 select * from final

@@ -1,9 +1,18 @@
-{{ config(unique_key='change_id') }}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='change_id',
+        on_schema_change='fail',
+    )
+}}
 
 {#-
   One row per source row change, across all producers (CONTRACT §4). Each
   producer contributes one staging branch in the same shape; quarantined
-  events stay out (see cdc_quarantine).
+  events stay out (see cdc_quarantine). Incremental: from each branch, a run
+  merges the rows staged after the newest branch row already here; the
+  contract's columns stay exactly as specified (no processing time here).
 -#}
 
 {%- set producer_changes = [ref('int_ces__changes')] %}
@@ -13,6 +22,9 @@ with
 unioned as (
     {% for changes in producer_changes -%}
         select * from {{ changes }}
+        {% if is_incremental() -%}
+            where staged_at > {{ consumed_staged_at(changes, ['change_id']) }}
+        {%- endif %}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),

@@ -1,8 +1,12 @@
+{{ config(materialized='view') }}
+
 {#-
   What became of every distinct bronze message, one row each (CONTRACT §4):
   change, control, duplicate, quarantined or pending. The counts add up to
   the number of distinct bronze messages. Messages of a format that no
   staging branch parses yet are accounted for as quarantined, with that reason.
+  A view over the producers' incremental outcome tables: always exactly as
+  current as they are, at no cost to build.
 -#}
 
 {%- set producer_outcomes = [ref('int_ces__message_outcomes')] %}

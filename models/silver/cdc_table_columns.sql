@@ -1,40 +1,95 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['table_id', 'column_name'],
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   Column registry: one row per source table and column ever seen, fed by
-  each producer's column metadata (CES `eventsource.cols` now). Ordinal,
-  types and key membership are those of the latest change that carried the
-  column (by sequence); first / last seen are commit times. Typed gold tables
-  take their Spark types from here.
+  each producer's column metadata (CES `eventsource.cols` now): every branch
+  listed below carries `source_columns`, an array of (column_name, ordinal,
+  source_type, spark_type, is_primary_key). Ordinal, types and key
+  membership are those of the latest change that carried the column (by
+  sequence); first / last seen are commit times. Typed gold tables take their
+  Spark types from here. Incremental: a run folds the changes staged since
+  its last run into the rows of the columns they carry.
 -#}
+
+{%- set column_sources = [ref('int_ces__changes')] %}
+{%- set since = last_staged_at('updated_at') %}
 
 with
 
 observed as (
-    select
-        changes.table_id,
-        changes.commit_ts,
-        changes.sequence,
-        changes.change_id,
-        source_column.column_name,
-        source_column.ordinal,
-        source_column.source_type,
-        {{ sqlserver_spark_type('source_column.source_type') }} as spark_type,
-        source_column.is_primary_key
-    from {{ ref('int_ces__changes') }} as changes
-        lateral view explode(changes.source_columns) as source_column
-    where changes.quarantine_reason is null
+    {% for changes in column_sources -%}
+        select
+            changes.table_id,
+            source_column.column_name,
+            struct(changes.sequence, changes.change_id) as seen_order,
+            changes.sequence,
+            changes.change_id,
+            source_column.ordinal,
+            source_column.source_type,
+            source_column.spark_type,
+            source_column.is_primary_key,
+            changes.commit_ts as first_seen_at,
+            changes.commit_ts as last_seen_at
+        from {{ changes }} as changes
+            lateral view explode(changes.source_columns) as source_column
+        where
+            changes.quarantine_reason is null
+            and changes.staged_at > {{ since }}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
 ),
+
+{% if is_incremental() -%}
+    held as (
+        select
+            held.table_id,
+            held.column_name,
+            struct(held.last_seen_sequence as sequence, held.last_seen_change_id as change_id) as seen_order,
+            held.last_seen_sequence as sequence,
+            held.last_seen_change_id as change_id,
+            held.ordinal,
+            held.source_type,
+            held.spark_type,
+            held.is_primary_key,
+            held.first_seen_at,
+            held.last_seen_at
+        from {{ this }} as held
+        left semi join observed
+            on held.table_id = observed.table_id and held.column_name = observed.column_name
+    ),
+
+    facts as (
+        select * from observed
+        union all
+        select * from held
+    ),
+{%- else -%}
+    facts as (
+        select * from observed
+    ),
+{%- endif %}
 
 final as (
     select
         table_id,
         column_name,
-        max_by(ordinal, struct(sequence, change_id)) as ordinal,
-        max_by(source_type, struct(sequence, change_id)) as source_type,
-        max_by(spark_type, struct(sequence, change_id)) as spark_type,
-        max_by(is_primary_key, struct(sequence, change_id)) as is_primary_key,
-        min(commit_ts) as first_seen_at,
-        max(commit_ts) as last_seen_at
-    from observed
+        max_by(ordinal, seen_order) as ordinal,
+        max_by(source_type, seen_order) as source_type,
+        max_by(spark_type, seen_order) as spark_type,
+        max_by(is_primary_key, seen_order) as is_primary_key,
+        min(first_seen_at) as first_seen_at,
+        max(last_seen_at) as last_seen_at,
+        max_by(sequence, seen_order) as last_seen_sequence,
+        max_by(change_id, seen_order) as last_seen_change_id,
+        current_timestamp() as updated_at
+    from facts
     group by table_id, column_name
 )
 

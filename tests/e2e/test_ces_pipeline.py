@@ -21,6 +21,23 @@ DOC_COLUMNS = [
     ("updated", "datetime2(7)"),
 ]
 BIG_BODY = "x" * 300_000  # over CES's default 256 KB: sent as a split event
+READINGS = ("scenario", "dbo", "Readings")
+READING_COLUMNS = [
+    ("reading_id", "int"),
+    ("taken_at", "datetimeoffset(7)"),
+    ("received_at", "datetimeoffset(3)"),
+    ("ok", "bit"),
+    ("amount", "decimal(10,2)"),
+    ("raw", "varbinary(16)"),
+]
+STAGED_TABLES = [
+    "silver.stg_bronze__messages",
+    "silver.stg_ces__messages",
+    "silver.int_ces__segments",
+    "silver.int_ces__events",
+    "silver.int_ces__changes",
+    "silver.int_ces__message_outcomes",
+]
 
 
 def history(spark, table_id: str, key: str) -> list[tuple]:
@@ -39,6 +56,21 @@ def outcome_of(spark, message_ids: list[str]) -> dict[str, str]:
         f"select message_id, outcome from silver.cdc_message_outcomes where message_id in ({ids})"
     )
     return {r.message_id: r.outcome for r in rows.collect()}
+
+
+def staged_times(spark) -> dict[str, dict[str, str]]:
+    """Per incremental table: each row's processing time, by the row's key."""
+    keys = {
+        "silver.int_ces__events": "event_key",
+        "silver.int_ces__changes": "change_id",
+    }
+    return {
+        table: {
+            r[0]: str(r[1])
+            for r in spark.sql(f"select {keys.get(table, 'message_id')}, staged_at from {table}").collect()
+        }
+        for table in STAGED_TABLES
+    }
 
 
 def message_ids(spark, path: Path) -> list[str]:
@@ -106,17 +138,49 @@ def scenario(spark, land, dbt, tmp_path_factory):
     bad.write_text(jsonl(["not json at all", no_key, unknown_op, bad_data, not_ces]))
     reference = work / "reference.jsonl"
     shutil.copy(ROOT / "sample_data" / "ces" / "jsonl" / "reference_purchases.jsonl", reference)
-    assert land("--format", "ces", "--container", "jsonl", first, bad, reference).exit_code == 0
+    insert_reading = ces_event(
+        READINGS,
+        "INS",
+        READING_COLUMNS,
+        {"reading_id": "1"},
+        None,
+        {
+            "reading_id": "1",
+            "taken_at": "2025-03-14 10:00:00.1234567 +05:30",
+            "received_at": "2025-03-14 23:30:00.5 -01:00",
+            "ok": "1",
+            "amount": "12.50",
+            "raw": "0x0102FF",
+        },
+        "0x0000002C:00000800:0001",
+        1,
+        "2025-03-14 14:00:00.000",
+    )
+    readings = work / "readings.jsonl"
+    readings.write_text(jsonl([insert_reading]))
+    assert land("--format", "ces", "--container", "jsonl", first, bad, reference, readings).exit_code == 0
     dbt("build")
     after_first = {
         "history_7": history(spark, "scenario.dbo.docs", "7"),
         "history_8": history(spark, "scenario.dbo.docs", "8"),
         "outcomes": outcome_of(spark, message_ids(spark, first)),
+        "staged": staged_times(spark),
     }
     second = work / "run2.jsonl"
+    update_reading = ces_event(  # the old image is "{}" and only the changed columns are sent
+        READINGS,
+        "UPD",
+        [("reading_id", "int"), ("ok", "bit"), ("taken_at", "datetimeoffset(7)")],
+        {"reading_id": "1"},
+        None,
+        {"reading_id": "1", "ok": "0", "taken_at": "2025-03-14T10:00:00-08:00"},
+        "0x0000002C:00000900:0001",
+        1,
+        "2025-03-14 15:00:00.000",
+    )
     second.write_text(
-        jsonl([segments[2], segments[0], insert_8])
-    )  # final segment, a redelivery, the late insert
+        jsonl([segments[2], segments[0], insert_8, update_reading])
+    )  # final segment, a redelivery, the late insert, an update with old = {}
     redelivered = work / "reference-again.jsonl"
     shutil.copy(reference, redelivered)
     assert land("--format", "ces", "--container", "jsonl", second, redelivered).exit_code == 0
@@ -162,6 +226,7 @@ def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
         second_ids[0]: "change",
         second_ids[1]: "duplicate",
         second_ids[2]: "change",
+        second_ids[3]: "change",
     }
 
 
@@ -219,11 +284,77 @@ def test_building_again_changes_nothing(spark, dbt, scenario) -> None:
         "silver.cdc_changes",
         "silver.cdc_quarantine",
         "silver.cdc_message_outcomes",
+        "silver.cdc_table_columns",
         "gold.cdc_history",
+        "gold.cdc_current",
     ]
     before = {t: sorted(map(str, spark.table(t).collect())) for t in tables}
+    staged = staged_times(spark)
     dbt("build")
     assert {t: sorted(map(str, spark.table(t).collect())) for t in tables} == before
+    # Nothing new: no row of any incremental table was processed again.
+    assert staged_times(spark) == staged
+
+
+def test_a_run_processes_only_the_new_messages_and_the_events_they_touch(spark, scenario) -> None:
+    before, after = scenario["after_first"]["staged"], staged_times(spark)
+    first_ids = set(message_ids(spark, scenario["first"]))
+    new_ids = set(message_ids(spark, scenario["second"])) | set(message_ids(spark, scenario["redelivered"]))
+    for table in ("silver.stg_bronze__messages", "silver.stg_ces__messages", "silver.int_ces__segments"):
+        old_rows = {k: v for k, v in after[table].items() if k in before[table]}
+        assert old_rows == before[table], table  # rows of the first run were not processed again
+        assert new_ids & set(after[table]) - set(before[table]) == new_ids & set(after[table])
+    # Only the events that got a new (non-duplicate) segment were regrouped: doc 7 (its final
+    # segment), doc 8 (the late insert) and the reading's update; the redelivered reference
+    # messages are duplicates and touch nothing.
+    restaged = {
+        k for k, v in after["silver.int_ces__events"].items() if before["silver.int_ces__events"].get(k) != v
+    }
+    assert len(restaged) == 3
+    # Outcomes revisited: the new messages, plus the first run's pending segments of doc 7.
+    outcomes_restaged = {
+        k
+        for k, v in after["silver.int_ces__message_outcomes"].items()
+        if before["silver.int_ces__message_outcomes"].get(k) != v
+    }
+    assert first_ids & outcomes_restaged == set(message_ids(spark, scenario["first"])[:2])
+
+
+def test_datetimeoffset_values_are_converted_to_utc(spark, scenario) -> None:
+    [insert] = spark.sql(
+        "select after from silver.cdc_changes "
+        "where table_id = 'scenario.dbo.readings' and operation = 'insert'"
+    ).collect()
+    assert insert.after == {
+        "reading_id": "1",
+        "taken_at": "2025-03-14 04:30:00.123456",
+        "received_at": "2025-03-15 00:30:00.5",
+        "ok": "true",
+        "amount": "12.50",
+        "raw": "AQL/",
+    }
+
+
+def test_update_with_an_empty_old_image_keeps_the_columns_it_did_not_send(spark, scenario) -> None:
+    [update] = spark.sql(
+        "select before, after, changed_columns from silver.cdc_changes "
+        "where table_id = 'scenario.dbo.readings' and operation = 'update'"
+    ).collect()
+    assert update.before is None and update.changed_columns is None
+    assert update.after == {"reading_id": "1", "ok": "false", "taken_at": "2025-03-14 18:00:00"}
+    rows = spark.sql(
+        "select version_number, is_current, row_data from gold.cdc_history "
+        "where table_id = 'scenario.dbo.readings' order by version_number"
+    ).collect()
+    assert [(r.version_number, r.is_current) for r in rows] == [(1, False), (2, True)]
+    assert rows[1].row_data == {
+        "reading_id": "1",
+        "taken_at": "2025-03-14 18:00:00",
+        "received_at": "2025-03-15 00:30:00.5",
+        "ok": "false",
+        "amount": "12.50",
+        "raw": "AQL/",
+    }
 
 
 def test_column_registry_has_types_keys_and_first_last_seen(spark, scenario) -> None:
@@ -242,3 +373,15 @@ def test_column_registry_has_types_keys_and_first_last_seen(spark, scenario) -> 
         "2025-03-14 10:00:01",
         "2025-03-14 12:00:00",
     )
+
+
+def test_a_commit_with_an_older_landing_time_is_still_staged(spark, dbt, scenario) -> None:
+    """A landing run that started before the last build but committed after it (two `land`
+    runs overlapping a `dbt build`): its messages carry an older ingested_at, yet are read,
+    because bronze is read by Iceberg commit order, not by landing time."""
+    spark.sql(
+        "insert into bronze.raw_ces select 'late-commit-1', 'file:///late.jsonl', null, 1, null, "
+        "'not json', cast(map() as map<string,string>), null, timestamp'2000-01-01 00:00:00', 'late-batch'"
+    )
+    dbt("build")
+    assert outcome_of(spark, ["late-commit-1"]) == {"late-commit-1": "quarantined"}

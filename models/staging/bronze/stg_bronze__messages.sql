@@ -8,8 +8,10 @@
 
 {#-
   Every distinct bronze message once, across the four producer tables: the
-  first landed copy of each (source_format, message_id). An incremental run
-  reads only landing batches it has not seen yet.
+  first landed copy of each (source_format, message_id). Bronze tables are
+  append-only Iceberg tables, so an incremental run reads only the data files
+  committed after the newest one it already read (by Iceberg data sequence
+  number, which orders commits exactly, however landing runs overlap).
 -#}
 
 {%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik'] %}
@@ -18,14 +20,34 @@
     'message_value', 'headers', 'enqueued_at', 'ingested_at', 'ingest_batch_id',
 ] %}
 
+{%- set reads = {} %}
+{%- for source_format in source_formats %}
+    {%- do reads.update({source_format: bronze_new_files(source('bronze', 'raw_' ~ source_format), source_format)}) %}
+{%- endfor %}
+
 with
 
 {% for source_format in source_formats -%}
+    files_{{ source_format }} as (
+        select
+            data_file.file_path,
+            sequence_number
+        from {{ source('bronze', 'raw_' ~ source_format) }}.entries
+        where status <> 2 and sequence_number > {{ reads[source_format].after_sequence }}
+    ),
+
     landed_{{ source_format }} as (
         select
             '{{ source_format }}' as source_format,
-            {{ bronze_columns | join(',\n            ') }}
-        from {{ source('bronze', 'raw_' ~ source_format) }}
+            {% for column in bronze_columns -%}
+                landed.{{ column }},
+            {% endfor -%}
+            files_{{ source_format }}.sequence_number as bronze_sequence_number
+        from {{ source('bronze', 'raw_' ~ source_format) }} as landed
+        inner join files_{{ source_format }} on landed._file = files_{{ source_format }}.file_path
+        where
+            {{ reads[source_format].has_new_files }}
+            and landed.ingested_at >= {{ reads[source_format].landed_since }}
     ),
 
 {% endfor -%}
@@ -37,20 +59,9 @@ landed as (
 ),
 
 {% if is_incremental() -%}
-    seen_batches as (
-        select distinct
-            source_format,
-            ingest_batch_id
-        from {{ this }}
-    ),
-
     new_messages as (
         select landed.*
         from landed
-        left anti join seen_batches
-            on
-                landed.source_format = seen_batches.source_format
-                and landed.ingest_batch_id = seen_batches.ingest_batch_id
         left anti join {{ this }} as known
             on
                 landed.source_format = known.source_format
@@ -67,7 +78,7 @@ first_copies as (
         *,
         row_number() over (
             partition by source_format, message_id
-            order by ingested_at, ingest_batch_id, source_uri, source_offset
+            order by bronze_sequence_number, ingested_at, ingest_batch_id, source_uri, source_offset
         ) as copy_number
     from new_messages
 ),
@@ -75,7 +86,9 @@ first_copies as (
 final as (
     select
         source_format,
-        {{ bronze_columns | join(',\n        ') }}
+        {{ bronze_columns | join(',\n        ') }},
+        bronze_sequence_number,
+        current_timestamp() as staged_at
     from first_copies
     where copy_number = 1
 )

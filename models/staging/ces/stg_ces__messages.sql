@@ -1,7 +1,17 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
 {#-
   Every distinct CES message with its CloudEvents envelope parsed (both
   spellings of the segment attributes), and the reason it cannot be used, if
-  it cannot.
+  it cannot. Incremental: a run parses only the messages staged since its
+  last run.
 -#}
 
 with
@@ -14,7 +24,11 @@ messages as (
         source_offset,
         ingested_at
     from {{ ref('stg_bronze__messages') }}
-    where source_format = 'ces'
+    where
+        source_format = 'ces'
+        {% if is_incremental() -%}
+            and staged_at > {{ last_staged_at() }}
+        {%- endif %}
 ),
 
 parsed as (
@@ -70,7 +84,8 @@ final as (
                 coalesce(envelope.segmentindex, envelope.splitindex, '0') not rlike '^[0-9]+$'
                 or coalesce(envelope.splittotalcnt, '0') not rlike '^[0-9]+$'
                 then 'The segment attributes (segmentindex / splitindex / splittotalcnt) are not whole numbers.'
-        end as quarantine_reason
+        end as quarantine_reason,
+        current_timestamp() as staged_at
     from parsed
 )
 
