@@ -37,13 +37,15 @@
 {%- endmacro %}
 
 
-{% macro consumed_staged_at(upstream, key_columns, column='staged_at') -%}
+{% macro consumed_staged_at(upstream, key_columns, upstream_filter='true', column='staged_at') -%}
     {#-
       For a model whose own columns are fixed by contract (no processing time
       of its own): the newest `column` among the upstream rows it already
       holds, matched on `key_columns`. Upstream rows staged later are new to
       it. Every upstream row staged in one run is merged in one commit, so
-      all rows up to that time have been taken.
+      all rows up to that time have been taken. `upstream_filter` keeps only
+      the upstream rows that go into the model (not duplicates of rows it
+      holds, which share their keys).
     -#}
     {%- if not is_incremental() -%}
         {{ return(timestamp_literal('1970-01-01 00:00:00')) }}
@@ -56,6 +58,7 @@
     {%- set newest = query_scalar(
         'select cast(max(upstream.' ~ column ~ ') as string) from ' ~ upstream ~ ' as upstream'
         ~ ' left semi join ' ~ this ~ ' as consumed on ' ~ join_condition
+        ~ ' where ' ~ upstream_filter
     ) -%}
     {{ return(timestamp_literal(newest or '1970-01-01 00:00:00')) }}
 {%- endmacro %}

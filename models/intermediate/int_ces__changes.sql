@@ -118,6 +118,7 @@ final as (
             when commit_lsn is null or sequence_number is null
                 then 'The event carries neither transaction.commitlsn/sequencenumber nor a logicalid to order it by.'
         end as quarantine_reason,
+        false as is_duplicate,
         current_timestamp() as staged_at
     from typed
 )

@@ -15,40 +15,34 @@
   contract's columns stay exactly as specified (no processing time here).
 -#}
 
-{%- set producer_changes = [ref('int_ces__changes')] %}
+{%- set producer_changes = [ref('int_ces__changes'), ref('int_debezium__changes')] %}
+{%- set change_columns = [
+    'change_id', 'source_format', 'source_connector', 'source_database', 'source_schema', 'source_table',
+    'table_id', 'operation', 'commit_ts', 'sequence', 'transaction_id', 'primary_key', 'before', 'after',
+    'changed_columns', 'ingested_at',
+] %}
 
 with
 
-unioned as (
+{% for changes in producer_changes -%}
+    {{ changes.identifier }} as (
+        select
+            {{ change_columns | join(',\n            ') }}
+        from {{ changes }}
+        where
+            quarantine_reason is null
+            and not is_duplicate
+            and staged_at > {{
+                consumed_staged_at(changes, ['change_id'], 'quarantine_reason is null and not is_duplicate')
+            }}
+    ),
+
+{% endfor -%}
+final as (
     {% for changes in producer_changes -%}
-        select * from {{ changes }}
-        {% if is_incremental() -%}
-            where staged_at > {{ consumed_staged_at(changes, ['change_id']) }}
-        {%- endif %}
+        select * from {{ changes.identifier }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
-),
-
-final as (
-    select
-        change_id,
-        source_format,
-        source_connector,
-        source_database,
-        source_schema,
-        source_table,
-        table_id,
-        operation,
-        commit_ts,
-        sequence,
-        transaction_id,
-        primary_key,
-        before,
-        after,
-        changed_columns,
-        ingested_at
-    from unioned
-    where quarantine_reason is null
 )
 
 select * from final

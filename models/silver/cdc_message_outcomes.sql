@@ -9,8 +9,11 @@
   current as they are, at no cost to build.
 -#}
 
-{%- set producer_outcomes = [ref('int_ces__message_outcomes')] %}
-{%- set producers_with_branch = ['ces'] %}
+{%- set producer_outcomes = [
+    ref('int_ces__message_outcomes'),
+    ref('int_debezium__message_outcomes'),
+] %}
+{%- set producers_with_branch = ['ces', 'debezium'] %}
 
 with
 
@@ -31,9 +34,11 @@ unparsed as (
         message_id,
         source_format,
         'quarantined' as outcome,
-        concat('No parser for the ', source_format, ' format is built yet; the message is kept in bronze.') as detail
+        concat(
+            'No parser for the ', source_format, ' format is built yet; the message is kept in bronze.'
+        ) as detail
     from {{ ref('stg_bronze__messages') }}
-    where source_format not in ('{{ producers_with_branch | join("', '") }}')
+    where source_format not in ('{{ producers_with_branch | join("', '") }}')  -- noqa: LT05
 ),
 
 final as (

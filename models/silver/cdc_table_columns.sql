@@ -9,7 +9,8 @@
 
 {#-
   Column registry: one row per source table and column ever seen, fed by
-  each producer's column metadata (CES `eventsource.cols` now): every branch
+  each producer's column metadata (CES `eventsource.cols`, Debezium value
+  schemas or declared columns): every branch
   listed below carries `source_columns`, an array of (column_name, ordinal,
   source_type, spark_type, is_primary_key). Ordinal, types and key
   membership are those of the latest change that carried the column (by
@@ -18,7 +19,7 @@
   its last run into the rows of the columns they carry.
 -#}
 
-{%- set column_sources = [ref('int_ces__changes')] %}
+{%- set column_sources = [ref('int_ces__changes'), ref('int_debezium__changes')] %}
 {%- set since = last_staged_at('updated_at') %}
 
 with
@@ -41,6 +42,7 @@ observed as (
             lateral view explode(changes.source_columns) as source_column
         where
             changes.quarantine_reason is null
+            and not changes.is_duplicate
             and changes.staged_at > {{ since }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}

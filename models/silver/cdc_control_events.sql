@@ -1,0 +1,35 @@
+{{ config(materialized='view') }}
+
+{#-
+  Messages that are not row changes but say something about the stream:
+  Debezium tombstones (Kafka compaction markers after deletes) and logical
+  decoding messages (PostgreSQL pg_logical_emit_message: prefix and
+  content). Each is `control` in cdc_message_outcomes. A view over the
+  producers' incremental staging tables.
+-#}
+
+with
+
+debezium as (
+    select
+        message_id,
+        'debezium' as source_format,
+        message_kind as control_type,
+        connector as source_connector,
+        nullif(table_id, '') as table_id,
+        commit_ts,
+        transaction_id,
+        key_text as message_key,
+        message_prefix,
+        message_content as content_base64,
+        cast(unbase64(message_content) as string) as content_text,
+        ingested_at
+    from {{ ref('stg_debezium__messages') }}
+    where message_kind in ('tombstone', 'logical_message') and quarantine_reason is null
+),
+
+final as (
+    select * from debezium
+)
+
+select * from final

@@ -1,0 +1,185 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
+{#-
+  Every distinct Debezium message (SQL Server, PostgreSQL, MySQL: one
+  envelope) with its value and key parsed, with or without JsonConverter
+  schemas: what kind of message it is (row change, truncate, logical
+  decoding message, tombstone), where it sits in the source's commit order,
+  and the reason it cannot be used, if it cannot. Row images stay JSON text
+  here; int_debezium__decoded decodes them against their schemas.
+  Incremental: a run parses only the messages staged since its last run.
+-#}
+
+with
+
+messages as (
+    select
+        message_id,
+        source_uri,
+        source_partition,
+        source_offset,
+        message_key,
+        message_value,
+        headers,
+        ingested_at
+    from {{ ref('stg_bronze__messages') }}
+    where
+        source_format = 'debezium'
+        and staged_at > {{ last_staged_at() }}
+),
+
+enveloped as (
+    select
+        *,
+        from_json(message_value, '{{ json_converter_envelope_schema() }}') as value_envelope,
+        from_json(message_key, '{{ json_converter_envelope_schema() }}') as key_envelope
+    from messages
+),
+
+unwrapped as (
+    select
+        *,
+        value_envelope.schema is not null and value_envelope.payload is not null as has_schema,
+        case
+            when value_envelope.schema is not null and value_envelope.payload is not null
+                then value_envelope.payload
+            else message_value
+        end as payload_text,
+        case
+            when key_envelope.schema is not null and key_envelope.payload is not null
+                then key_envelope.payload
+            else message_key
+        end as key_text,
+        case
+            when key_envelope.schema is not null and key_envelope.payload is not null
+                then key_envelope.schema
+        end as key_schema_text,
+        filter(
+            from_json(value_envelope.schema, 'struct<fields:array<struct<field:string,fields:string>>>').fields,
+            f -> f.field in ('after', 'before')
+        ) as image_schemas
+    from enveloped
+),
+
+parsed as (
+    select
+        *,
+        from_json(payload_text, '{{ debezium_payload_schema() }}') as payload
+    from unwrapped
+),
+
+classified as (
+    select
+        *,
+        payload.source,
+        case
+            when message_value is null then 'tombstone'
+            when payload.op in ('c', 'u', 'd', 'r') then 'row'
+            when payload.op = 't' then 'truncate'
+            when payload.op = 'm' then 'logical_message'
+        end as message_kind,
+        lower(payload.source.connector) as connector,
+        upper(regexp_replace(payload.source.commit_lsn, '[^0-9A-Fa-f]', '')) as commit_lsn_hex,
+        upper(regexp_replace(payload.source.change_lsn, '[^0-9A-Fa-f]', '')) as change_lsn_hex
+    from parsed
+),
+
+final as (
+    select
+        message_id,
+        message_kind,
+        payload.op as operation_code,
+        case payload.op
+            when 'c' then 'insert' when 'u' then 'update' when 'd' then 'delete'
+            when 'r' then 'snapshot' when 't' then 'truncate'
+        end as operation,
+        connector,
+        source.name as server_name,
+        nullif(source.db, '') as source_database,
+        nullif(source.schema, '') as source_schema,
+        nullif(source.table, '') as source_table,
+        lower(concat_ws('.', nullif(source.db, ''), nullif(source.schema, ''), nullif(source.table, '')))
+            as table_id,
+        lower(coalesce(source.snapshot, 'false')) not in ('false', '') as is_snapshot,
+        coalesce(
+            timestamp_micros(source.ts_us),
+            timestamp_micros(cast(source.ts_ns div 1000 as bigint)),
+            timestamp_millis(source.ts_ms),
+            timestamp_millis(payload.ts_ms)
+        ) as commit_ts,
+        {#- Commit order within a table, as sortable text, per connector. -#}
+        case
+            when connector = 'sqlserver'
+                then concat_ws(
+                        ':',
+                        lpad(commit_lsn_hex, 20, '0'),
+                        lpad(coalesce(change_lsn_hex, ''), 20, '0'),
+                        lpad(coalesce(source.event_serial_no, '0'), 20, '0')
+                    )
+            when connector = 'postgresql' then lpad(source.lsn, 20, '0')
+            when connector = 'mysql'
+                then concat_ws(
+                        ':',
+                        coalesce(source.file, ''),
+                        lpad(coalesce(source.pos, '0'), 20, '0'),
+                        lpad(coalesce(source.row, '0'), 10, '0')
+                    )
+            else lpad(cast(coalesce(source.ts_us, source.ts_ms * 1000) as string), 20, '0')
+        end as source_position,
+        coalesce(payload.transaction.id, source.txid, source.gtid) as transaction_id,
+        payload.before as before_text,
+        payload.after as after_text,
+        element_at(filter(image_schemas, f -> f.field = 'after'), 1).fields as after_schema_text,
+        element_at(filter(image_schemas, f -> f.field = 'before'), 1).fields as before_schema_text,
+        has_schema,
+        key_text,
+        key_schema_text,
+        headers['__debezium.oldkey'] as old_key_text,
+        headers['__debezium.newkey'] as new_key_text,
+        payload.message.prefix as message_prefix,
+        payload.message.content as message_content,
+        source_uri,
+        source_partition,
+        source_offset,
+        message_value,
+        ingested_at,
+        case
+            when headers['x-cdc-encoding'] = 'base64'
+                then concat(
+                        'The message is not UTF-8 text (landed as base64): Debezium''s JsonConverter ',
+                        'writes UTF-8 JSON; check the converter settings of the connector or sink.'
+                    )
+            when headers['x-cdc-ingest-error'] is not null
+                then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
+            when message_value is null then null
+            when payload is null
+                then 'The message is not a JSON object: a Debezium value is a JSON object (with or without schema).'
+            when payload.op is null
+                then concat(
+                        'The message has no op field: it is not a Debezium change event ',
+                        '(with schemas.enable it must be {"schema": ..., "payload": {...}}).'
+                    )
+            when payload.op not in ('c', 'u', 'd', 'r', 't', 'm')
+                then concat(
+                        'Unknown Debezium op ''', payload.op,
+                        ''': expected c (create), u (update), d (delete), r (read), t (truncate) or m (message).'
+                    )
+            when payload.op <> 'm' and coalesce(source.table, '') = ''
+                then 'The source block names no table (source.table is missing or empty).'
+            when payload.op <> 'm' and source.connector is null
+                then 'The source block has no connector: the change cannot be ordered.'
+            when payload.op in ('c', 'u', 'r') and payload.after is null
+                then concat('A ', payload.op, ' event without an after image: the new row is missing.')
+        end as quarantine_reason,
+        current_timestamp() as staged_at
+    from classified
+)
+
+select * from final

@@ -1,0 +1,181 @@
+"""The Debezium value decoding of the dbt Python model int_debezium__decoded,
+tested as plain functions (the model file is a module without dbt)."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+MODEL = Path(__file__).resolve().parents[2] / "models" / "intermediate" / "int_debezium__decoded.py"
+spec = importlib.util.spec_from_file_location("int_debezium__decoded", MODEL)
+decoded = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(decoded)
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+
+
+def connect_decimal(unscaled: int) -> str:
+    """Base64 of the minimal big-endian two's-complement bytes of `unscaled`."""
+    length = max(1, (unscaled.bit_length() + 8) // 8)
+    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+
+
+def decimal_field(scale: int) -> dict:
+    return {"field": "d", "type": "bytes", "name": DECIMAL, "parameters": {"scale": str(scale)}}
+
+
+@pytest.mark.parametrize("length", range(1, 17))
+@pytest.mark.parametrize("sign", [1, -1])
+def test_decimal_bytes_of_every_length_decode_exactly(length: int, sign: int) -> None:
+    unscaled = sign * (2 ** (8 * length - 1) - 1 - 12345 % length)  # fills `length` bytes
+    encoded = connect_decimal(unscaled)
+    assert len(base64.b64decode(encoded)) == length
+    digits = str(abs(unscaled)).rjust(4, "0")
+    expected = ("-" if sign < 0 else "") + f"{int(digits[:-3])}.{digits[-3:]}"
+    assert decoded.decode_value(encoded, decimal_field(3)) == expected
+
+
+@pytest.mark.parametrize(
+    ("unscaled", "scale", "text"),
+    [
+        (1250, 2, "12.50"),
+        (-30000, 4, "-3.0000"),
+        (0, 2, "0.00"),
+        (-1, 0, "-1"),
+        (5, 3, "0.005"),
+        (-128, 1, "-12.8"),
+    ],
+)
+def test_decimal_text_keeps_the_scale_in_plain_notation(unscaled: int, scale: int, text: str) -> None:
+    assert decoded.decode_value(connect_decimal(unscaled), decimal_field(scale)) == text
+
+
+def test_variable_scale_decimal_takes_its_scale_from_the_value() -> None:
+    field = {"field": "v", "type": "struct", "name": "io.debezium.data.VariableScaleDecimal"}
+    value = {"scale": 3, "value": connect_decimal(-123456)}
+    assert decoded.decode_value(value, field) == "-123.456"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "text"),
+    [
+        ("io.debezium.time.Date", 20161, "2025-03-14"),
+        ("io.debezium.time.Date", -1, "1969-12-31"),
+        ("io.debezium.time.Time", 37_800_500, "10:30:00.5"),
+        ("io.debezium.time.MicroTime", 37_800_000_001, "10:30:00.000001"),
+        ("io.debezium.time.NanoTime", 37_800_123_456_789, "10:30:00.123456"),
+        ("io.debezium.time.Timestamp", 1_741_946_400_000, "2025-03-14 10:00:00"),
+        ("io.debezium.time.Timestamp", 1_741_946_400_120, "2025-03-14 10:00:00.12"),
+        ("io.debezium.time.MicroTimestamp", 1_741_946_400_123_456, "2025-03-14 10:00:00.123456"),
+        ("io.debezium.time.NanoTimestamp", 1_741_946_400_123_456_789, "2025-03-14 10:00:00.123456"),
+        ("io.debezium.time.MicroTimestamp", -1, "1969-12-31 23:59:59.999999"),
+        (
+            "io.debezium.time.ZonedTimestamp",
+            "2025-03-14T10:00:00.1234567+05:30",
+            "2025-03-14 04:30:00.123456",
+        ),
+        ("io.debezium.time.ZonedTimestamp", "2025-03-14T23:30:00Z", "2025-03-14 23:30:00"),
+        ("io.debezium.time.ZonedTimestamp", "2025-03-14T23:30:00.5-01:00", "2025-03-15 00:30:00.5"),
+    ],
+)
+def test_temporal_types_decode_to_the_contract_text_in_utc(name: str, value, text: str) -> None:
+    assert decoded.decode_value(value, {"field": "t", "type": "int64", "name": name}) == text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "text"),
+    [
+        ({"type": "boolean"}, True, "true"),
+        ({"type": "boolean"}, False, "false"),
+        ({"type": "int32"}, 105, "105"),
+        ({"type": "int64"}, "9007199254740993", "9007199254740993"),
+        ({"type": "float64"}, 1.5, "1.5"),
+        ({"type": "bytes"}, "AQL/", "AQL/"),
+        ({"type": "string"}, "text", "text"),
+        ({"type": "string"}, None, None),
+    ],
+)
+def test_plain_types_pass_in_their_text_form(field: dict, value, text: str | None) -> None:
+    assert decoded.decode_value(value, {"field": "c", **field}) == text
+
+
+def test_a_value_that_does_not_fit_its_type_is_an_error_naming_the_column() -> None:
+    with pytest.raises(decoded.DecodeError, match="'amount'"):
+        decoded.decode_value("not base64!", {**decimal_field(2), "field": "amount"})
+
+
+def test_declared_types_decode_schemaless_values() -> None:
+    assert decoded.declared_field("w", "decimal(10,3)")["parameters"]["scale"] == "3"
+    fields = {
+        c: decoded.declared_field(c, t)
+        for c, t in [("d", "io.debezium.time.Date"), ("w", "decimal(10,3)"), ("n", "int32")]
+    }
+    image = json.dumps({"d": 20161, "w": connect_decimal(-1500), "n": 7, "x": "as sent"})
+    assert decoded.decode_image(image, fields) == {"d": "2025-03-14", "w": "-1.500", "n": "7", "x": "as sent"}
+
+
+def test_the_toast_placeholder_is_left_out_of_the_image() -> None:
+    image = json.dumps({"id": 1, "body": "__debezium_unavailable_value", "raw": decoded.UNAVAILABLE_BYTES})
+    assert decoded.decode_image(image, {}) == {"id": "1"}
+
+
+def message(**values) -> SimpleNamespace:
+    row = dict.fromkeys(decoded.INPUT_COLUMNS)
+    row.update(table_id="t.s.x", message_kind="row", operation_code="c")
+    row.update(values)
+    return SimpleNamespace(**row)
+
+
+def test_the_key_comes_from_the_kafka_key_decoded_with_its_schema() -> None:
+    key_schema = {
+        "type": "struct",
+        "fields": [{"field": "day", "type": "int32", "name": "io.debezium.time.Date"}],
+    }
+    row = message(
+        key_text=json.dumps({"day": 20161}), key_schema_text=json.dumps(key_schema), after_text="{}"
+    )
+    assert decoded.decode_message(row, {})["primary_key"] == {"day": "2025-03-14"}
+
+
+def test_the_key_schema_in_connect_internal_form_is_understood() -> None:
+    key_schema = {"fields": [{"name": "id", "index": "0", "schema": {"type": "INT32", "optional": "false"}}]}
+    row = message(key_text='{"id": "1"}', key_schema_text=json.dumps(key_schema), after_text='{"id": 1}')
+    assert decoded.decode_message(row, {})["primary_key"] == {"id": "1"}
+
+
+def test_without_a_kafka_key_the_declared_key_columns_are_used() -> None:
+    declared = {"t.s.x": {"id": ("int32", True, 1), "v": ("string", False, 2)}}
+    insert = message(after_text='{"id": 4, "v": "a"}')
+    delete = message(operation_code="d", before_text='{"id": 4, "v": null}')
+    assert decoded.decode_message(insert, declared)["primary_key"] == {"id": "4"}
+    assert decoded.decode_message(delete, declared)["primary_key"] == {"id": "4"}
+    assert decoded.decode_message(insert, {})["primary_key"] is None
+
+
+def test_columns_come_from_the_value_schema_with_spark_types() -> None:
+    fields = [
+        {"field": "id", "type": "int32"},
+        {
+            "field": "amount",
+            "type": "bytes",
+            "name": DECIMAL,
+            "parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        },
+        {"field": "at", "type": "int64", "name": "io.debezium.time.MicroTimestamp"},
+    ]
+    row = message(
+        key_text='{"id": 1}',
+        after_text='{"id": 1, "amount": "AQ==", "at": 0}',
+        after_schema_text=json.dumps(fields),
+    )
+    columns = decoded.decode_message(row, {})["source_columns"]
+    assert [(c["column_name"], c["ordinal"], c["spark_type"], c["is_primary_key"]) for c in columns] == [
+        ("id", 1, "int", True),
+        ("amount", 2, "decimal(10,2)", False),
+        ("at", 3, "timestamp", False),
+    ]
