@@ -48,16 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser(
         "generate",
-        help="write realistic generated CDC traffic (JSON lines) for tests, demos and benchmarks",
+        help="write realistic generated CDC traffic for tests, demos and benchmarks",
         description=(
-            "Write generated change messages of one producer as JSON-lines files, one per partition, "
-            "delivered round-robin with redeliveries and split events, plus expected_current.json "
-            "(the live rows the traffic leaves)."
+            "Write generated change messages of one producer, with redeliveries, plus "
+            "expected_current.json (the live rows the traffic leaves). ces: JSON-lines files, one per "
+            "partition, delivered round-robin with split events. debezium: kcat -J dumps in kcat/ "
+            "(SQL Server and PostgreSQL, with schemas) and Kafka Connect S3 sink files in jsonl/ "
+            "(MySQL and PostgreSQL, payloads only), keyed partitions."
         ),
     )
-    generate.add_argument("--format", required=True, choices=("ces",), help="producer format")
+    generate.add_argument("--format", required=True, choices=("ces", "debezium"), help="producer format")
     generate.add_argument("--changes", type=_positive_int, default=200, help="row changes to simulate")
-    generate.add_argument("--partitions", type=_positive_int, default=3, help="partition files")
+    generate.add_argument(
+        "--partitions", type=_positive_int, default=3, help="partitions (per topic for debezium)"
+    )
     generate.add_argument("--seed", type=int, default=7, help="random seed (same seed, same files)")
     generate.add_argument("--database", default="gendb", help="source database name of the tables")
     generate.add_argument("out", type=Path, metavar="DIR", help="output directory")
@@ -106,14 +110,24 @@ def land_command(args: argparse.Namespace) -> int:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from python_ingest.generators.ces_traffic import generate
+    from python_ingest.generators import ces_traffic, debezium_traffic
 
-    traffic = generate(changes=args.changes, seed=args.seed, partitions=args.partitions, db=args.database)
-    paths = traffic.write(args.out)
-    messages = sum(len(p) for p in traffic.partitions)
+    options = {"changes": args.changes, "seed": args.seed, "partitions": args.partitions, "db": args.database}
+    if args.format == "debezium":
+        traffic = debezium_traffic.generate(**options)
+        paths = traffic.write(args.out)
+        print(
+            f"wrote {traffic.messages} {args.format} message(s) for {traffic.changes} change(s) after a "
+            f"snapshot of {traffic.snapshot_rows} row(s) ({traffic.redeliveries} redelivery(ies)) to "
+            f"{len(paths)} file(s) in {args.out}"
+        )
+        return EXIT_OK
+    ces = ces_traffic.generate(**options)
+    paths = ces.write(args.out)
+    messages = sum(len(p) for p in ces.partitions)
     print(
-        f"wrote {messages} {args.format} message(s) for {traffic.changes} change(s) "
-        f"({traffic.split_events} split event(s), {traffic.redeliveries} redelivery(ies)) to "
+        f"wrote {messages} {args.format} message(s) for {ces.changes} change(s) "
+        f"({ces.split_events} split event(s), {ces.redeliveries} redelivery(ies)) to "
         f"{len(paths)} file(s) in {args.out}"
     )
     return EXIT_OK

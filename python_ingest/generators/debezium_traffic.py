@@ -1,0 +1,529 @@
+"""Realistic Debezium traffic from SQL Server, PostgreSQL and MySQL connectors,
+with the expected outcome.
+
+Simulates five tables: an initial snapshot (`op` r), then small transactions of
+inserts, updates and deletes, primary-key changes, a PostgreSQL truncate
+followed by new inserts (one reusing a truncated key), logical decoding
+messages, REPLICA IDENTITY DEFAULT partial images and unchanged TOASTed values.
+Every topic has several partitions and each record goes where Kafka's default
+partitioner puts its key, so one key's changes stay in order while a table's
+do not. A connector restart re-sends its last transaction (same content, new
+offsets).
+
+Delivered two ways:
+- `kcat/`: `kcat -C -J` dumps, keys and values with schemas, a tombstone after
+  every delete; one file per topic partition, `<topic>-<partition>.kcat.jsonl`,
+  and for some partitions a second dump of an offset range,
+  `<topic>-<partition>.redump.kcat.jsonl` (the same records again).
+- `jsonl/`: Kafka Connect S3 sink files,
+  `topics/<topic>/partition=<p>/<topic>+<p>+<start offset>.json`: value
+  payloads only (no schema, no key, no tombstones).
+
+Alongside, `expected_current` holds the live rows in the contract's text forms,
+so a test can compare gold.cdc_current with them exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from python_ingest.generators.debezium_messages import (
+    UNAVAILABLE,
+    Column,
+    Connector,
+    Record,
+    Table,
+    change_value,
+    columns,
+    contract_text,
+    dumps,
+    encode,
+    kafka_partition,
+    kcat_record,
+    key_change_records,
+    key_message,
+    key_only_image,
+    message_record,
+    micro_timestamp,
+    mysql_source,
+    nano_time,
+    nano_timestamp,
+    postgresql_source,
+    sqlserver_lsn,
+    sqlserver_source,
+    transaction_block,
+)
+
+SNAPSHOT_ROWS = 4  # per table
+FLUSH_SIZE = 20  # S3 sink records per file
+TOAST_THRESHOLD = 2000  # PostgreSQL moves values larger than about 2 kB out of line
+INT64_KEY_BASE = 2**53  # int64 keys beyond a double's exact range
+REGIONS = ("EU", "US", "APAC")
+ODD_TEXTS = ("", "Zoë Müller", "東京 warehouse", 'O\'Brien, "Jr."', "line one\nline two", "back\\slash")
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A captured table and how its changes are delivered."""
+
+    table: Table
+    schemaless: bool = False  # through the S3 sink: value payloads only, in jsonl/
+    full_identity: bool = True  # False: PostgreSQL REPLICA IDENTITY DEFAULT (partial before images)
+    toast_column: str | None = None  # large unchanged values arrive as the placeholder in updates
+
+
+def default_feeds(db: str) -> tuple[Feed, ...]:
+    """The simulated tables (source types in comments) and how each is delivered."""
+    sqlserver, postgres = Connector("sqlserver", "gensql", db), Connector("postgresql", "genpg", db)
+    inventory, mysql = Connector("postgresql", "invpg", "inventory"), Connector("mysql", "genmysql", "shop")
+    # nvarchar, int, nvarchar, decimal(12,2), bit, date, datetime2(7), datetimeoffset, time(3), varbinary
+    accounts = columns(
+        "region:string! account_no:int32! owner:string balance:decimal(12,2) active:boolean opened_on:date "
+        "updated_at:nano_timestamp last_login:zoned_timestamp cutoff:time photo:bytes"
+    )
+    # bigint, decimal(19,4), datetime, time(7), smallint, nvarchar
+    transfers = columns(
+        "transfer_id:int64! amount:decimal(19,4) booked_at:timestamp value_time:nano_time "
+        "channel:int16 memo:string"
+    )
+    # integer, text, numeric(12,3), date, timestamp, text, boolean, numeric, timestamptz, time
+    items = columns(
+        "item_id:int32! sku:string price:decimal(12,3) listed_on:date updated_at:micro_timestamp "
+        "description:string in_stock:boolean weight:variable_decimal restock_at:zoned_timestamp "
+        "pick_time:micro_time"
+    )
+    # integer, date, numeric(10,3), timestamp, text: declared in seeds/cdc_declared_columns.csv
+    shipments = columns(
+        "shipment_id:int32! shipped_on:date weight:decimal(10,3) shipped_at:micro_timestamp note:string"
+    )
+    # int, varchar, int, boolean, varchar
+    orders = columns("order_id:int32! customer:string quantity:int32 paid:boolean status:string")
+    return (
+        Feed(Table(sqlserver, "dbo", "accounts", accounts, ("region", "account_no"))),
+        Feed(Table(sqlserver, "dbo", "transfers", transfers, ("transfer_id",))),
+        Feed(
+            Table(postgres, "public", "items", items, ("item_id",)),
+            full_identity=False,
+            toast_column="description",
+        ),
+        Feed(Table(inventory, "public", "shipments", shipments, ("shipment_id",)), schemaless=True),
+        Feed(Table(mysql, None, "orders", orders, ("order_id",)), schemaless=True),
+    )
+
+
+@dataclass
+class Traffic:
+    """Generated kcat dumps and S3 sink files, and the expected live rows."""
+
+    kcat: dict[str, list[dict[str, Any]]]  # file name under kcat/ -> kcat -J records
+    jsonl: dict[str, list[dict[str, Any]]]  # path under jsonl/ -> value payloads
+    expected_current: dict[str, dict[str, dict[str, str | None]]]  # table_id -> key text -> row
+    changes: int = 0  # streamed row changes (a key change or a truncate counts once)
+    snapshot_rows: int = 0
+    redeliveries: int = 0
+    feeds: tuple[Feed, ...] = field(default_factory=tuple)
+
+    @property
+    def messages(self) -> int:
+        return sum(len(lines) for files in (self.kcat, self.jsonl) for lines in files.values())
+
+    def write(self, directory: Path) -> list[Path]:
+        """Write `kcat/…`, `jsonl/…` and `expected_current.json`; return the message files."""
+        paths = []
+        for folder, files in (("kcat", self.kcat), ("jsonl", self.jsonl)):
+            for name, lines in files.items():
+                path = directory / folder / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
+                paths.append(path)
+        directory.mkdir(parents=True, exist_ok=True)
+        expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
+        (directory / "expected_current.json").write_text(expected, encoding="utf-8")
+        return paths
+
+
+def key_text(table: Table, row: Mapping[str, str | None]) -> str:
+    """How a key is identified in `expected_current`: `col=value` pairs joined by `,`."""
+    return ",".join(f"{c}={row[c]}" for c in table.key)
+
+
+class _Simulation:
+    """The source databases: live rows, log positions and clocks, and the records produced."""
+
+    def __init__(self, feeds: Sequence[Feed], rng: random.Random, redelivery_rate: float) -> None:
+        self.feeds, self.rng, self.redelivery_rate = feeds, rng, redelivery_rate
+        self.live: dict[str, dict[str, tuple[dict[str, Any], dict[str, str | None]]]] = {
+            f.table.table_id: {} for f in feeds
+        }
+        self.next_id: Counter[str] = Counter()
+        self.truncated: dict[str, list[dict[str, Any]]] = {}  # table_id -> rows a truncate removed
+        self.produced: list[tuple[Record, int]] = []  # (record, Kafka timestamp ms), in production order
+        self.changes = self.snapshot_rows = self.redeliveries = 0
+        self.clock = self.commit = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
+        self.processed = 0  # ns: the connectors' processing clock (payload ts_*)
+        self.sql_lsn, self.sql_commit, self.sql_change = (0x2B << 48) | (0xF98 << 16), 0, 0
+        self.pg_lsn, self.pg_tx, self.pg_last_commit = 24_023_128, 555, None
+        self.binlog, self.binlog_pos, self.mysql_event, self.mysql_row = 3, 157, ("", ""), 0
+        self.connector = feeds[0].table.connector  # of the current transaction
+        self.tx_records: list[Record] = []  # what a restart re-sends
+        self.total_order, self.table_order = 0, Counter[str]()  # SQL Server transaction metadata
+
+    # -- values -------------------------------------------------------------------
+    def _large_text(self) -> str:
+        """Text PostgreSQL TOASTs: beyond TOAST_THRESHOLD even after compression."""
+        return " ".join(f"{self.rng.getrandbits(32):08x}" for _ in range(self.rng.randint(500, 800)))
+
+    def _text(self, feed: Feed, column: Column) -> str:
+        if column.name == feed.toast_column and self.rng.random() < 0.35:
+            return self._large_text()
+        if self.rng.random() < 0.12:
+            return self.rng.choice(ODD_TEXTS)
+        return f"{column.name}-{self.rng.randint(1, 999)}"
+
+    def _natural(self, feed: Feed, column: Column) -> Any:
+        """A random natural Python value for a non-key column."""
+        rng, kind = self.rng, column.kind
+        if column.optional and rng.random() < 0.08:
+            return None
+        if kind == "boolean":
+            return rng.random() < 0.5
+        if kind == "int16":
+            return rng.randint(-32768, 32767)
+        if kind in ("int32", "int64"):
+            return rng.randint(0, 100_000)
+        if kind == "string":
+            return self._text(feed, column)
+        if kind == "bytes":
+            return rng.randbytes(rng.randint(0, 24))
+        if kind in ("decimal", "variable_decimal"):
+            digits = rng.randint(1, column.precision or 12)
+            scale = column.scale if kind == "decimal" else rng.randint(0, 6)
+            return Decimal(rng.randint(1 - 10**digits, 10**digits - 1)).scaleb(-scale)
+        if kind == "date":
+            return date(1950, 1, 1) + timedelta(days=rng.randint(0, 30_000))
+        micros = rng.randrange(86_400_000_000)
+        if kind in ("time", "micro_time", "nano_time"):
+            micros -= micros % 1000 if kind == "time" else 0
+            return (datetime.min + timedelta(microseconds=micros)).time()
+        moment = self.commit - timedelta(days=rng.randint(0, 900), microseconds=micros)
+        if kind == "timestamp":
+            moment -= timedelta(microseconds=moment.microsecond % 1000)
+        elif rng.random() < 0.2:
+            moment = moment.replace(microsecond=0)
+        if kind == "zoned_timestamp":  # PostgreSQL sends timestamptz in UTC; datetimeoffset keeps its offset
+            minutes = 0 if feed.table.connector.kind == "postgresql" else rng.choice((-180, 0, 330, 540))
+            return moment.replace(tzinfo=UTC).astimezone(timezone(timedelta(minutes=minutes)))
+        return moment
+
+    def _cell(self, column: Column, value: Any) -> tuple[Any, str | None]:
+        """(value as Debezium sends it, value in the contract's text form)."""
+        if value is not None and column.kind in ("nano_time", "nano_timestamp"):  # 100 ns ticks
+            encoder = nano_time if column.kind == "nano_time" else nano_timestamp
+            return encoder(value, self.rng.randrange(0, 1000, 100)), contract_text(value)
+        return encode(column, value), contract_text(value)
+
+    def _new_key(self, table: Table) -> dict[str, Any]:
+        self.next_id[table.table_id] += 1
+        number, key = self.next_id[table.table_id], {}
+        for name in table.key:
+            kind = table.column(name).kind
+            if kind == "string":
+                key[name] = self.rng.choice(REGIONS)
+            else:
+                key[name] = number + (INT64_KEY_BASE if kind == "int64" else 0)
+        return key
+
+    def _row(self, feed: Feed, fixed: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str | None]]:
+        """A new row (as sent, as text): `fixed` natural values, random ones for the other columns."""
+        sent: dict[str, Any] = {}
+        text: dict[str, str | None] = {}
+        for column in feed.table.columns:
+            value = fixed[column.name] if column.name in fixed else self._natural(feed, column)
+            sent[column.name], text[column.name] = self._cell(column, value)
+        return sent, text
+
+    # -- transactions and positions -------------------------------------------------
+    def _begin(self, connector: Connector) -> None:
+        self.connector, self.tx_records = connector, []
+        self.clock += timedelta(seconds=self.rng.randint(1, 20), microseconds=self.rng.randrange(1_000_000))
+        self.commit, self.total_order, self.table_order = self.clock, 0, Counter()
+        self.sql_change, self.sql_commit = self.sql_lsn, self.sql_lsn + 0x10000
+        self.mysql_event = ("", "")
+
+    def _commit(self) -> None:
+        kind = self.connector.kind
+        if kind == "sqlserver":
+            self.sql_lsn = self.sql_commit + self.rng.randint(0x10, 0x100)
+        elif kind == "postgresql":
+            self.pg_lsn += self.rng.randint(40, 120)
+            self.pg_last_commit, self.pg_tx = self.pg_lsn, self.pg_tx + 1
+        else:
+            self.binlog_pos += 31  # the XID event
+            if self.binlog_pos > 30_000:  # binlog rotation
+                self.binlog, self.binlog_pos = self.binlog + 1, 157
+        if self.tx_records and self.rng.random() < self.redelivery_rate:  # restart: the last tx again
+            self.processed += 5 * 10**9
+            for record in list(self.tx_records):
+                self._publish(record)
+            self.redeliveries += len(self.tx_records)
+
+    def _source(self, table: Table, op: str, snapshot: str = "false", same_change: bool = False) -> dict:
+        """The `source` block of the next event of the current transaction (or snapshot)."""
+        kind, rng, streaming = table.connector.kind, self.rng, snapshot == "false"
+        commit_us = micro_timestamp(self.commit)
+        if kind == "sqlserver":
+            if not streaming:
+                return sqlserver_source(
+                    table, commit_us // 1000, sqlserver_lsn(self.sql_lsn), None, None, snapshot
+                )
+            self.sql_change += 0 if same_change else rng.randint(0x10, 0x400)
+            lsn, commit_lsn = sqlserver_lsn(self.sql_change), sqlserver_lsn(self.sql_commit)
+            return sqlserver_source(table, commit_us // 1000, commit_lsn, lsn, 2 if same_change else 1)
+        if kind == "postgresql":
+            self.pg_lsn += 0 if same_change or not streaming else rng.randint(40, 400)
+            last = self.pg_last_commit if streaming else None
+            return postgresql_source(
+                table.connector, commit_us, self.pg_tx, self.pg_lsn, last, snapshot, table
+            )
+        if streaming and self.mysql_event == (table.name, op):  # another row of a multi-row event
+            self.mysql_row += 1
+        elif streaming:
+            self.binlog_pos += rng.randint(180, 900)
+            self.mysql_event, self.mysql_row = (table.name, op), 0
+        row, thread = (self.mysql_row, 7) if streaming else (0, None)
+        file = f"mysql-bin.{self.binlog:06d}"
+        return mysql_source(
+            table, commit_us // 1_000_000 * 1000, file, self.binlog_pos, row, snapshot, thread
+        )
+
+    def _tick(self) -> int:
+        """The connector's processing time (ns) for the next event: after the commit, increasing."""
+        lag = self.rng.randint(5, 400) * 10**6
+        self.processed = max(self.processed, micro_timestamp(self.commit) * 1000 + lag)
+        self.processed += self.rng.randint(10_000, 2_000_000)
+        return self.processed
+
+    def _value(self, feed: Feed, op: str, before: Any, after: Any, source: dict) -> dict[str, Any]:
+        processed, transaction = self._tick(), None
+        if feed.table.connector.kind == "sqlserver" and op != "r":  # provide.transaction.metadata=true
+            self.total_order += 1
+            self.table_order[feed.table.name] += 1
+            order = (self.total_order, self.table_order[feed.table.name])
+            transaction = transaction_block(source["commit_lsn"], *order)
+        return change_value(
+            feed.table, op, before, after, source, processed, transaction, not feed.schemaless
+        )
+
+    def _publish(self, record: Record) -> None:
+        self.produced.append((record, self.processed // 1_000_000 + self.rng.randint(1, 15)))
+        self.tx_records.append(record)
+
+    def _event(
+        self, feed: Feed, op: str, before: Any, after: Any, key_row: Mapping, snapshot: str = "false"
+    ) -> None:
+        value = self._value(feed, op, before, after, self._source(feed.table, op, snapshot))
+        key = key_message(feed.table, key_row, not feed.schemaless)
+        self._publish(Record(feed.table.topic, key, value))
+        if op == "d" and not feed.schemaless:
+            self._publish(Record(feed.table.topic, key, None))  # tombstone
+        if op == "r":
+            self.snapshot_rows += 1
+        else:
+            self.changes += 1
+
+    def _before(self, feed: Feed, sent: Mapping[str, Any]) -> dict[str, Any]:
+        """A delete's before image: whole, or only the key (REPLICA IDENTITY DEFAULT)."""
+        return dict(sent) if feed.full_identity else key_only_image(feed.table, sent)
+
+    # -- operations -----------------------------------------------------------------
+    def snapshot(self) -> None:
+        """Each connector's initial snapshot: rows read with `op` r, the last marked `last`."""
+        for connector in dict.fromkeys(f.table.connector for f in self.feeds):
+            self._begin(connector)
+            rows = [f for f in self.feeds if f.table.connector == connector for _ in range(SNAPSHOT_ROWS)]
+            for number, feed in enumerate(rows, start=1):
+                sent, text = self._row(feed, self._new_key(feed.table))
+                self.live[feed.table.table_id][key_text(feed.table, text)] = (sent, text)
+                self._event(feed, "r", None, sent, sent, "last" if number == len(rows) else "true")
+            self._commit()
+
+    def insert(self, feed: Feed, fixed: Mapping[str, Any] | None = None) -> str:
+        """A new row (`fixed` natural values override random ones, the key's too); its key text."""
+        sent, text = self._row(feed, {**self._new_key(feed.table), **(fixed or {})})
+        key = key_text(feed.table, text)
+        self.live[feed.table.table_id][key] = (sent, text)
+        self._event(feed, "c", None, sent, sent)
+        return key
+
+    def update(self, feed: Feed, key: str, keep: str | None = None) -> None:
+        """Some non-key columns change (never `keep`); an unchanged large TOASTed value is not sent."""
+        table, (old, old_text) = feed.table, self.live[feed.table.table_id][key]
+        sent, text = dict(old), dict(old_text)
+        others = [c for c in table.columns if c.name not in (*table.key, keep)]
+        changed = [c for c in others if self.rng.random() < 0.4] or [self.rng.choice(others)]
+        for column in changed:
+            sent[column.name], text[column.name] = self._cell(column, self._natural(feed, column))
+        self.live[table.table_id][key] = (sent, text)
+        after, toast = dict(sent), feed.toast_column
+        if toast and all(c.name != toast for c in changed) and len(text[toast] or "") > TOAST_THRESHOLD:
+            after[toast] = UNAVAILABLE
+        self._event(feed, "u", old if feed.full_identity else None, after, sent)
+
+    def delete(self, feed: Feed, key: str) -> None:
+        old, _ = self.live[feed.table.table_id].pop(key)
+        self._event(feed, "d", self._before(feed, old), None, old)
+
+    def change_key(self, feed: Feed) -> None:
+        """UPDATE of the primary key: delete + tombstone + create, same log position."""
+        table, live = feed.table, self.live[feed.table.table_id]
+        if not live:
+            self.insert(feed)
+            return
+        old, old_text = live.pop(self.rng.choice(sorted(live)))
+        sent, text = dict(old), dict(old_text)
+        for name, value in self._new_key(table).items():
+            sent[name], text[name] = self._cell(table.column(name), value)
+        live[key_text(table, text)] = (sent, text)
+        deleted = self._value(feed, "d", self._before(feed, old), None, self._source(table, "d"))
+        created = self._value(feed, "c", None, sent, self._source(table, "c", same_change=True))
+        for record in key_change_records(table, old, sent, deleted, created):
+            self._publish(record)
+        self.changes += 1
+
+    def truncate(self, feed: Feed) -> None:
+        """TRUNCATE: one event with a null key; the table is empty afterwards."""
+        rows = self.live[feed.table.table_id]
+        self.truncated[feed.table.table_id] = [sent for sent, _ in rows.values()]
+        rows.clear()
+        value = self._value(feed, "t", None, None, self._source(feed.table, "t"))
+        self._publish(Record(feed.table.topic, None, value))
+        self.changes += 1
+
+    def toast_update(self, feed: Feed) -> None:
+        """A row with a large TOASTed value, then an update that leaves that value unchanged."""
+        toast = feed.toast_column
+        self.update(feed, self.insert(feed, {toast: self._large_text()}), keep=toast)
+
+    def refill(self, feed: Feed) -> None:
+        """New rows after a truncate, the first one with a key the truncate removed."""
+        removed = self.truncated.get(feed.table.table_id)
+        if removed:
+            self.insert(feed, {c: removed[0][c] for c in feed.table.key})
+        for _ in range(2):
+            self.insert(feed)
+
+    def message(self, connector: Connector, transactional: bool) -> None:
+        """pg_logical_emit_message: within the transaction, or on its own (no txId)."""
+        self.pg_lsn += self.rng.randint(40, 200)
+        commit_us, tx = micro_timestamp(self.commit), self.pg_tx if transactional else None
+        source = postgresql_source(connector, commit_us, tx, self.pg_lsn, self.pg_last_commit)
+        content = self.rng.choice((b'{"event":"checkpoint"}', "audit ✓".encode(), bytes(range(0, 256, 37))))
+        self._publish(message_record(connector, "audit", content, source, self._tick()))
+
+    def random_change(self, feed: Feed) -> None:
+        live, roll = self.live[feed.table.table_id], self.rng.random()
+        if not live or roll < 0.45:
+            self.insert(feed)
+        elif roll < 0.82:
+            self.update(feed, self.rng.choice(sorted(live)))
+        elif roll < 0.96 or feed.schemaless:
+            self.delete(feed, self.rng.choice(sorted(live)))
+        else:
+            self.change_key(feed)
+
+    def transaction(self, connector: Connector, action: Callable[[], None] | None = None) -> None:
+        """One committed transaction: `action`, or one to three random changes."""
+        self._begin(connector)
+        if action is not None:
+            action()
+        else:
+            feeds = [f for f in self.feeds if f.table.connector == connector]
+            for _ in range(self.rng.randint(1, 3)):
+                self.random_change(self.rng.choice(feeds))
+            if connector.kind == "postgresql" and not feeds[0].schemaless and self.rng.random() < 0.1:
+                self.message(connector, transactional=True)
+        self._commit()
+
+
+def _deliver(
+    produced: Sequence[tuple[Record, int]], feeds: Sequence[Feed], partitions: int, rng: random.Random
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], int]:
+    """Partition the records as Kafka does and write them as kcat dumps or S3 sink files."""
+    logs: dict[tuple[str, int], list[tuple[Record, int]]] = {}
+    for record, ts in produced:
+        key = None if record.key is None else dumps(record.key).encode("utf-8")
+        partition = rng.randrange(partitions) if key is None else kafka_partition(key, partitions)
+        logs.setdefault((record.topic, partition), []).append((record, ts))
+    schemaless = {f.table.topic for f in feeds if f.schemaless}
+    kcat: dict[str, list[dict[str, Any]]] = {}
+    jsonl: dict[str, list[dict[str, Any]]] = {}
+    redumped = 0
+    for (topic, partition), log in sorted(logs.items()):
+        if topic in schemaless:
+            for start in range(0, len(log), FLUSH_SIZE):
+                name = f"topics/{topic}/partition={partition}/{topic}+{partition}+{start:010d}.json"
+                jsonl[name] = [r.value for r, _ in log[start : start + FLUSH_SIZE]]
+            continue
+        records = [kcat_record(r, partition, offset, ts) for offset, (r, ts) in enumerate(log)]
+        kcat[f"{topic}-{partition}.kcat.jsonl"] = records
+        if rng.random() < 0.5:  # a second dump of an offset range: the same records again
+            start = rng.randrange(len(records))
+            again = records[start : start + rng.randint(1, max(1, len(records) // 10))]
+            kcat[f"{topic}-{partition}.redump.kcat.jsonl"] = again
+            redumped += len(again)
+    return kcat, jsonl, redumped
+
+
+def generate(
+    changes: int = 200,
+    seed: int = 7,
+    partitions: int = 3,
+    db: str = "gendb",
+    redelivery_rate: float = 0.05,
+) -> Traffic:
+    """Simulate each connector's snapshot and then about `changes` row changes, and deliver them as
+    Debezium messages. With a few dozen changes or more, the traffic has at least one logical
+    decoding message outside a transaction, a key change on a SQL Server and on a PostgreSQL
+    table, a truncate of gendb.public.items followed by new rows, and an update of an items row
+    that leaves its large description TOASTed (the placeholder is sent)."""
+    rng = random.Random(seed)
+    feeds = default_feeds(db)
+    by_name = {f.table.name: f for f in feeds}
+    accounts, items = by_name["accounts"], by_name["items"]
+    pg = items.table.connector
+    simulation = _Simulation(feeds, rng, redelivery_rate)
+    simulation.snapshot()
+    schedule: list[tuple[float, Connector, Callable[[], None]]] = [
+        (0.2, pg, lambda: simulation.message(pg, transactional=False)),
+        (0.3, accounts.table.connector, lambda: simulation.change_key(accounts)),
+        (0.4, pg, lambda: simulation.truncate(items)),
+        (0.4, pg, lambda: simulation.refill(items)),
+        (0.6, pg, lambda: simulation.change_key(items)),
+        (0.7, pg, lambda: simulation.toast_update(items)),
+    ]
+    connectors = list(dict.fromkeys(f.table.connector for f in feeds))
+    while simulation.changes < changes:
+        if schedule and simulation.changes >= schedule[0][0] * changes:
+            _, connector, action = schedule.pop(0)
+            simulation.transaction(connector, action)
+        else:
+            simulation.transaction(rng.choice(connectors))
+    kcat, jsonl, redumped = _deliver(simulation.produced, feeds, partitions, rng)
+    expected = {tid: {k: text for k, (_, text) in rows.items()} for tid, rows in simulation.live.items()}
+    return Traffic(
+        kcat,
+        jsonl,
+        expected,
+        changes=simulation.changes,
+        snapshot_rows=simulation.snapshot_rows,
+        redeliveries=simulation.redeliveries + redumped,
+        feeds=feeds,
+    )
