@@ -21,6 +21,14 @@ generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/ces"
 .venv/bin/python -m python_ingest generate --format ces --changes 300 --seed 7 "$generated"
 .venv/bin/python -m python_ingest land --format ces --container jsonl "$generated"/partition-*.jsonl
 
+# Generated Debezium traffic: SQL Server and PostgreSQL connectors as kcat dumps
+# (keys, headers, tombstones), MySQL and a schemaless PostgreSQL table as
+# Kafka Connect S3-sink JSON lines (types declared in seeds/cdc_declared_columns.csv).
+generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/debezium"
+.venv/bin/python -m python_ingest generate --format debezium --changes 300 --seed 7 "$generated"
+.venv/bin/python -m python_ingest land --format debezium --container kcat "$generated"/kcat
+.venv/bin/python -m python_ingest land --format debezium --container jsonl "$generated"/jsonl
+
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
 .venv/bin/dbt run-operation lakehouse_summary

@@ -48,8 +48,8 @@ final as (
                     )
             when messages.message_kind = 'logical_message'
                 then concat(
-                        'Logical decoding message with prefix ''', coalesce(messages.message_prefix, ''),
-                        ''': kept in silver.cdc_control_events.'
+                        "Logical decoding message with prefix '", coalesce(messages.message_prefix, ''),
+                        "': kept in silver.cdc_control_events."
                     )
             when changes.message_id is null then 'The message was not decoded (internal error: no decoded row).'
             when changes.quarantine_reason is not null then changes.quarantine_reason

@@ -153,13 +153,13 @@ final as (
         case
             when headers['x-cdc-encoding'] = 'base64'
                 then concat(
-                        'The message is not UTF-8 text (landed as base64): Debezium''s JsonConverter ',
+                        "The message is not UTF-8 text (landed as base64): Debezium's JsonConverter ",
                         'writes UTF-8 JSON; check the converter settings of the connector or sink.'
                     )
             when headers['x-cdc-ingest-error'] is not null
                 then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
             when message_value is null then null
-            when payload is null
+            when payload is null or json_object_keys(message_value) is null
                 then 'The message is not a JSON object: a Debezium value is a JSON object (with or without schema).'
             when payload.op is null
                 then concat(
@@ -168,8 +168,8 @@ final as (
                     )
             when payload.op not in ('c', 'u', 'd', 'r', 't', 'm')
                 then concat(
-                        'Unknown Debezium op ''', payload.op,
-                        ''': expected c (create), u (update), d (delete), r (read), t (truncate) or m (message).'
+                        "Unknown Debezium op '", payload.op,
+                        "': expected c (create), u (update), d (delete), r (read), t (truncate) or m (message)."
                     )
             when payload.op <> 'm' and coalesce(source.table, '') = ''
                 then 'The source block names no table (source.table is missing or empty).'
