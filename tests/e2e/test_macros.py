@@ -76,3 +76,40 @@ def test_lakehouse_summary_lists_tables_with_row_counts(dbt, scratch, capsys) ->
     assert re.search(rf"^{scratch}: \d+ table\(s\)$", output, re.MULTILINE)
     assert re.search(r"^  dups +3 rows$", output, re.MULTILINE)
     assert "no_such_schema: 0 table(s) (none yet)" in output
+
+
+SEVENTY = (1 << 0) | (1 << 63) | (1 << 64) | (1 << 69)
+MASKS = [
+    ("0B", [1, 2, 4]),
+    ("008080", [8, 16]),
+    ("00FFFF", list(range(1, 17))),
+    ("0b", [1, 2, 4]),
+    ("80", [8]),
+    ("0000000000000000000001", [1]),
+    (f"{SEVENTY:018X}", [1, 64, 65, 70]),  # a 70-column table: wider than 64 bits
+    (f"{SEVENTY:x}", [1, 64, 65, 70]),
+    ("3F" + "F" * 16, list(range(1, 71))),
+    ("", []),
+    (None, None),
+]
+
+
+def test_change_mask_ordinals_decode_any_width(spark, dbt) -> None:
+    values = ", ".join("(null)" if m is None else f"('{m}')" for m, _ in MASKS)
+    sql = compile_inline(
+        dbt,
+        "select mask, {{ change_mask_ordinals('mask') }} as ordinals, "
+        "{{ change_mask_is_valid('mask') }} as ok "
+        f"from values {values} as masks(mask)",
+    )
+    rows = spark.sql(sql).collect()
+    assert [(r.mask, r.ordinals) for r in rows] == MASKS
+    assert [r.ok for r in rows] == [True] * (len(MASKS) - 1) + [False]
+    assert spark.sql(compile_inline(dbt, "select {{ change_mask_is_valid(\"'0x1G'\") }}")).first()[0] is False
+
+
+def test_change_mask_columns_names_the_set_bits_from_the_metadata(spark, dbt) -> None:
+    sql = compile_inline(
+        dbt, "select {{ change_mask_columns(\"'1F'\", \"map(1, 'ID', 2, 'NAME', 4, 'SALARY', 5, 'NOTE')\") }}"
+    )
+    assert spark.sql(sql).first()[0] == ["ID", "NAME", "SALARY", "NOTE"]
