@@ -4,7 +4,8 @@
   Messages that are not row changes but say something about the stream:
   Debezium tombstones (Kafka compaction markers after deletes) and logical
   decoding messages (PostgreSQL pg_logical_emit_message: prefix and
-  content). Each is `control` in cdc_message_outcomes. A view over the
+  content), DataWorks heartbeats (MHEARTBEAT) and transaction markers.
+  Each is `control` in cdc_message_outcomes. A view over the
   producers' incremental staging tables.
 -#}
 
@@ -28,8 +29,28 @@ debezium as (
     where message_kind in ('tombstone', 'logical_message') and quarantine_reason is null
 ),
 
+dataworks as (
+    select
+        message_id,
+        'dataworks' as source_format,
+        lower(operation_code) as control_type,
+        source_connector,
+        nullif(table_id, '') as table_id,
+        commit_ts,
+        sequence_id as transaction_id,
+        cast(null as string) as message_key,
+        cast(null as string) as message_prefix,
+        cast(null as string) as content_base64,
+        cast(null as string) as content_text,
+        ingested_at
+    from {{ ref('stg_dataworks__messages') }}
+    where message_kind = 'control' and quarantine_reason is null
+),
+
 final as (
     select * from debezium
+    union all
+    select * from dataworks
 )
 
 select * from final

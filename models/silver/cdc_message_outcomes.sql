@@ -12,8 +12,9 @@
 {%- set producer_outcomes = [
     ref('int_ces__message_outcomes'),
     ref('int_debezium__message_outcomes'),
+    ref('int_dataworks__message_outcomes'),
 ] %}
-{%- set producers_with_branch = ['ces', 'debezium'] %}
+{%- set producers_with_branch = ['ces', 'debezium', 'dataworks'] %}
 
 with
 

@@ -19,7 +19,7 @@
   its last run into the rows of the columns they carry.
 -#}
 
-{%- set column_sources = [ref('int_ces__changes'), ref('int_debezium__changes')] %}
+{%- set column_sources = [ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes')] %}
 {%- set since = last_staged_at('updated_at') %}
 
 with

@@ -1,0 +1,83 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='change_id',
+        on_schema_change='fail',
+    )
+}}
+
+{#-
+  Complete DataWorks events as row changes in the unified silver shape. An
+  update that changes the row's key (its key columns differ between the two
+  images) is a delete of the old key and an insert of the new one; a
+  TRUNCATE is a truncate of the table. Incremental: a run takes the events
+  completed since its last run.
+-#}
+
+with
+
+events as (
+    select
+        *,
+        transform(key_columns, k -> before_image[k]) as before_key,
+        transform(key_columns, k -> after_image[k]) as after_key
+    from {{ ref('int_dataworks__events') }}
+    where is_complete and staged_at > {{ last_staged_at() }}
+),
+
+expanded as (
+    select
+        events.*,
+        change.operation as change_operation,
+        change.image as change_image
+    from events
+        lateral view explode(
+            case
+                when operation_code = 'INSERT' then array(named_struct('operation', 'insert', 'image', after_image))
+                when operation_code = 'DELETE' then array(named_struct('operation', 'delete', 'image', before_image))
+                when operation_code = 'TRUNCATE'
+                    then array(named_struct('operation', 'truncate', 'image', cast(null as map <string, string>)))
+                when before_key = after_key then array(named_struct('operation', 'update', 'image', after_image))
+                else array(
+                        named_struct('operation', 'delete', 'image', before_image),
+                        named_struct('operation', 'insert', 'image', after_image)
+                    )
+            end
+        ) as change
+),
+
+final as (
+    select
+        sha2(concat_ws('|', 'dataworks', event_key, change_operation), 256) as change_id,
+        'dataworks' as source_format,
+        source_connector,
+        source_database,
+        source_schema,
+        source_table,
+        table_id,
+        change_operation as operation,
+        commit_ts,
+        sequence,
+        cast(null as string) as transaction_id,
+        case
+            when change_operation = 'truncate' then cast(map() as map <string, string>)
+            else map_from_entries(transform(key_columns, k -> struct(k, change_image[k])))
+        end as primary_key,
+        case when change_operation in ('update', 'delete') then before_image end as before,
+        case when change_operation in ('update', 'insert') then after_image end as after,
+        case
+            when change_operation = 'insert' then map_keys(after_image)
+            when change_operation = 'update'
+                then filter(map_keys(after_image), k -> not (before_image[k] <=> after_image[k]))
+        end as changed_columns,
+        ingested_at,
+        event_key,
+        source_columns,
+        false as is_duplicate,
+        cast(null as string) as quarantine_reason,
+        current_timestamp() as staged_at
+    from expanded
+)
+
+select * from final

@@ -1,0 +1,93 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
+{#-
+  What became of every distinct DataWorks message: change, pending (half of
+  an update pair whose other half has not arrived), duplicate (a redelivered
+  copy of a message already received: same event, same role), control
+  (heartbeats, transaction markers, DDL other than TRUNCATE) or quarantined.
+  Incremental: a run decides the messages staged since its last run and
+  revisits the messages of events regrouped since then.
+-#}
+
+{%- set since = last_staged_at() %}
+
+with
+
+messages as (
+    select * from {{ ref('stg_dataworks__messages') }}
+),
+
+events as (
+    select * from {{ ref('int_dataworks__events') }}
+),
+
+touched as (
+    select message_id
+    from messages
+    where staged_at > {{ since }}
+    union
+    select messages.message_id
+    from messages
+    left semi join events on messages.event_key = events.event_key and events.staged_at > {{ since }}
+),
+
+touched_events as (
+    select distinct messages.event_key
+    from messages
+    left semi join touched on messages.message_id = touched.message_id
+),
+
+ranked as (
+    select
+        messages.*,
+        row_number() over (
+            partition by messages.event_key, messages.event_role, messages.quarantine_reason is null
+            order by messages.ingested_at, messages.message_id
+        ) as copy_number
+    from messages
+    left semi join touched_events on messages.event_key = touched_events.event_key
+),
+
+final as (
+    select
+        ranked.message_id,
+        'dataworks' as source_format,
+        case
+            when ranked.quarantine_reason is not null then 'quarantined'
+            when ranked.message_kind = 'control' then 'control'
+            when ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE' then 'control'
+            when ranked.copy_number > 1 then 'duplicate'
+            when not events.is_complete then 'pending'
+            else 'change'
+        end as outcome,
+        case
+            when ranked.quarantine_reason is not null then ranked.quarantine_reason
+            when ranked.message_kind = 'control'
+                then concat(ranked.operation_code, ': a control message, not a change.')
+            when ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE'
+                then concat(ranked.operation_code, ' (DDL), kept in silver.cdc_schema_changes.')
+            when ranked.copy_number > 1
+                then concat('A redelivered copy of ', ranked.operation_code, ' ', ranked.event_key, '.')
+            when not events.is_complete
+                then concat(
+                        ranked.operation_code, ' of sequenceId ', ranked.sequence_id,
+                        ': half of an update, waiting for its other half.'
+                    )
+            else concat('Change event ', ranked.event_key, '.')
+        end as detail,
+        ranked.message_value,
+        ranked.ingested_at,
+        current_timestamp() as staged_at
+    from ranked
+    left semi join touched on ranked.message_id = touched.message_id
+    left join events on ranked.event_key = events.event_key
+)
+
+select * from final
