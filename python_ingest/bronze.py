@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 
 FORMATS = ("ces", "debezium", "dataworks", "qlik")
+# bronze.raw_unknown keeps what `land --format auto` cannot attribute to a producer.
+BRONZE_FORMATS = (*FORMATS, "unknown")
 SOURCES_FILE = Path(__file__).resolve().parent.parent / "models" / "bronze" / "_bronze__sources.yml"
 SOURCE_NAME = "bronze"
 
@@ -42,8 +44,8 @@ class BronzeTable:
 
 def bronze_table(source_format: str, sources_file: Path = SOURCES_FILE) -> BronzeTable:
     """The declared bronze table of a producer format."""
-    if source_format not in FORMATS:
-        raise ValueError(f"unknown format {source_format!r}; expected one of {', '.join(FORMATS)}")
+    if source_format not in BRONZE_FORMATS:
+        raise ValueError(f"unknown format {source_format!r}; expected one of {', '.join(BRONZE_FORMATS)}")
     declared = yaml.safe_load(sources_file.read_text(encoding="utf-8"))
     source = next(s for s in declared["sources"] if s["name"] == SOURCE_NAME)
     table = next(t for t in source["tables"] if t["name"] == f"raw_{source_format}")

@@ -8,8 +8,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from python_ingest.bronze import FORMATS, bronze_table
+from python_ingest.bronze import BRONZE_FORMATS, FORMATS, bronze_table
 from python_ingest.containers import CONTAINERS
+from python_ingest.detect import detect_format
+
+AUTO = "auto"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -30,7 +33,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     land.add_argument(
-        "--format", required=True, choices=FORMATS, help="producer format: names the bronze table"
+        "--format",
+        required=True,
+        choices=(*FORMATS, AUTO),
+        help=(
+            "producer format: names the bronze table; auto recognises each message's producer by its "
+            "shape and lands what it cannot recognise in bronze.raw_unknown"
+        ),
     )
     land.add_argument(
         "--container", required=True, choices=CONTAINERS, help="how messages are stored in the files"
@@ -54,10 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
             "expected_current.json (the live rows the traffic leaves). ces: JSON-lines files, one per "
             "partition, delivered round-robin with split events. debezium: kcat -J dumps in kcat/ "
             "(SQL Server and PostgreSQL, with schemas) and Kafka Connect S3 sink files in jsonl/ "
-            "(MySQL and PostgreSQL, payloads only), keyed partitions."
+            "(MySQL and PostgreSQL, payloads only), keyed partitions. dataworks: JSON-lines files, one "
+            "per partition, keyed (MySQL and Oracle tables, heartbeats, transaction markers, DDL)."
         ),
     )
-    generate.add_argument("--format", required=True, choices=("ces", "debezium"), help="producer format")
+    generate.add_argument(
+        "--format", required=True, choices=("ces", "debezium", "dataworks"), help="producer format"
+    )
     generate.add_argument("--changes", type=_positive_int, default=200, help="row changes to simulate")
     generate.add_argument(
         "--partitions", type=_positive_int, default=3, help="partitions (per topic for debezium)"
@@ -97,22 +109,43 @@ def land_command(args: argparse.Namespace) -> int:
     if home is None:
         print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
         return EXIT_USAGE
-    table = bronze_table(args.format)
     started = time.monotonic()
-    print(f"landing {len(files)} file(s) into {table.qualified_name} ({args.container})", flush=True)
-    spark = active_session(params)
-    checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
-    report = Lander(spark, table, checkpoints, chunk_size=args.chunk_size).land(files, args.container)
-    print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
-    for error in report.errors:
+    spark = None
+    errors: list[str] = []
+    # --format auto: one pass per bronze table, each landing the messages of its shape.
+    targets = BRONZE_FORMATS if args.format == AUTO else (args.format,)
+    for target in targets:
+        table = bronze_table(target)
+        accept = (
+            (lambda message, target=target: detect_format(message) == target) if args.format == AUTO else None
+        )
+        print(f"landing {len(files)} file(s) into {table.qualified_name} ({args.container})", flush=True)
+        spark = spark or active_session(params)
+        checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
+        lander = Lander(spark, table, checkpoints, chunk_size=args.chunk_size, accept=accept)
+        report = lander.land(files, args.container)
+        print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
+        errors.extend(error for error in report.errors if error not in errors)
+    for error in errors:
         print(f"error: {error}", file=sys.stderr)
-    return EXIT_FAILED if report.errors else EXIT_OK
+    return EXIT_FAILED if errors else EXIT_OK
 
 
 def generate_command(args: argparse.Namespace) -> int:
     from python_ingest.generators import ces_traffic, debezium_traffic
 
     options = {"changes": args.changes, "seed": args.seed, "partitions": args.partitions, "db": args.database}
+    if args.format == "dataworks":  # fixed source names (shop, ORCL): --database does not apply
+        from python_ingest.generators import dataworks_traffic
+
+        dw = dataworks_traffic.generate(args.changes, args.seed, args.partitions)
+        paths = dw.write(args.out)
+        print(
+            f"wrote {dw.messages} {args.format} message(s) for {dw.changes} change(s) ({dw.heartbeats} "
+            f"heartbeat(s), {len(dw.expected_ddl)} DDL, {dw.redeliveries} redelivery(ies)) to "
+            f"{len(paths)} file(s) in {args.out}"
+        )
+        return EXIT_OK
     if args.format == "debezium":
         traffic = debezium_traffic.generate(**options)
         paths = traffic.write(args.out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,12 +90,14 @@ class Lander:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         out: TextIO = sys.stdout,
         now: datetime | None = None,
+        accept: Callable[[RawMessage], bool] | None = None,
     ) -> None:
         self.spark = spark
         self.table = table
         self.checkpoints = checkpoints
         self.chunk_size = chunk_size
         self.out = out
+        self.accept = accept  # lands only the messages it accepts (land --format auto)
         self.ingested_at = now or datetime.now(UTC)
         self.report = LandReport(table.qualified_name, new_batch_id(self.ingested_at))
         self._rows: list[tuple] = []
@@ -167,8 +169,9 @@ class Lander:
         new_messages = 0
         try:
             for message in iter_messages(container, path, resume):
-                self._rows.append(self._row(message))
-                new_messages += 1
+                if self.accept is None or self.accept(message):
+                    self._rows.append(self._row(message))
+                    new_messages += 1
                 self._states[key] = FileState(
                     message.resume, landed_before + new_messages, size, head_length, head_sha
                 )

@@ -35,9 +35,15 @@ unparsed as (
         message_id,
         source_format,
         'quarantined' as outcome,
-        concat(
-            'No parser for the ', source_format, ' format is built yet; the message is kept in bronze.'
-        ) as detail
+        case
+            when source_format = 'unknown'
+                then concat(
+                        'land --format auto recognised no producer in this message (not a CES CloudEvent, a ',
+                        'Debezium event, a DataWorks message or a Qlik message); it is kept in bronze.raw_unknown. ',
+                        'Land it with the right --format if it belongs to one.'
+                    )
+            else concat('No parser for the ', source_format, ' format is built yet; the message is kept in bronze.')
+        end as detail
     from {{ ref('stg_bronze__messages') }}
     where source_format not in ('{{ producers_with_branch | join("', '") }}')  -- noqa: LT05
 ),

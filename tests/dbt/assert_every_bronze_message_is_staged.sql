@@ -1,6 +1,6 @@
 -- Nothing lost between bronze and silver: every distinct message of the four
 -- bronze tables is in stg_bronze__messages. Returns the missing ones.
-{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik'] %}
+{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
 
 with
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from python_ingest.bronze import BRONZE_FORMATS
 from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
 
 pytestmark = pytest.mark.spark
@@ -270,9 +271,7 @@ def test_malformed_messages_are_quarantined_once_with_a_reason(spark, scenario) 
 
 def test_every_bronze_message_has_one_outcome(spark, scenario) -> None:
     bronze = spark.sql(
-        " union ".join(
-            f"select '{f}', message_id from bronze.raw_{f}" for f in ("ces", "debezium", "dataworks", "qlik")
-        )
+        " union ".join(f"select '{f}', message_id from bronze.raw_{f}" for f in BRONZE_FORMATS)
     ).count()
     outcomes = spark.table("silver.cdc_message_outcomes")
     assert outcomes.count() == bronze

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from python_ingest.bronze import BRONZE_FORMATS
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +39,7 @@ def built(spark, land, dbt, tmp_path_factory):
 def test_every_distinct_bronze_message_is_in_silver_once(spark, built) -> None:
     bronze = spark.sql(
         " union all ".join(
-            f"select '{f}' as source_format, message_id from bronze.raw_{f}"
-            for f in ("ces", "debezium", "dataworks", "qlik")
+            f"select '{f}' as source_format, message_id from bronze.raw_{f}" for f in BRONZE_FORMATS
         )
     ).distinct()
     staged = spark.table("silver.stg_bronze__messages")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from python_ingest.bronze import FORMATS, bronze_table
+from python_ingest.bronze import BRONZE_FORMATS, bronze_table
 
 pytestmark = pytest.mark.spark
 
@@ -38,7 +38,7 @@ def test_generate_schema_name_uses_the_custom_schema_exactly(dbt, custom: str, e
     assert compile_inline(dbt, f"{{{{ generate_schema_name({custom}, none) }}}}") == expected
 
 
-@pytest.mark.parametrize("source_format", FORMATS)
+@pytest.mark.parametrize("source_format", BRONZE_FORMATS)
 def test_bronze_table_ddl_matches_what_landing_creates(spark, dbt, scratch, source_format: str) -> None:
     ddl = compile_inline(
         dbt, f"{{{{ bronze_table_ddl(graph.sources['source.cdc_lakehouse.bronze.raw_{source_format}']) }}}}"

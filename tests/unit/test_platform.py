@@ -14,7 +14,7 @@ from dbt.adapters.spark_embedded.lakehouse import (
     spark_parameters,
 )
 
-from python_ingest.bronze import FORMATS, bronze_table
+from python_ingest.bronze import BRONZE_FORMATS, bronze_table
 from python_ingest.profile import ProfileError, load_target, target_spark_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_thrift_target_cannot_land(monkeypatch: pytest.MonkeyPatch) -> None:
         target_spark_parameters("thrift", ROOT)
 
 
-@pytest.mark.parametrize("source_format", FORMATS)
+@pytest.mark.parametrize("source_format", BRONZE_FORMATS)
 def test_bronze_tables_follow_the_contract(source_format: str) -> None:
     table = bronze_table(source_format)
     assert table.qualified_name == f"bronze.raw_{source_format}"

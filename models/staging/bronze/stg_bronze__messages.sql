@@ -14,7 +14,7 @@
   number, which orders commits exactly, however landing runs overlap).
 -#}
 
-{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik'] %}
+{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
 {%- set bronze_columns = [
     'message_id', 'source_uri', 'source_partition', 'source_offset', 'message_key',
     'message_value', 'headers', 'enqueued_at', 'ingested_at', 'ingest_batch_id',
