@@ -29,6 +29,12 @@ generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/debezium"
 .venv/bin/python -m python_ingest land --format debezium --container kcat "$generated"/kcat
 .venv/bin/python -m python_ingest land --format debezium --container jsonl "$generated"/jsonl
 
+# Generated DataWorks traffic: update pairs and single updates, heartbeats,
+# transaction markers, an ALTER and a TRUNCATE, tables keyed by rowid.
+generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/dataworks"
+.venv/bin/python -m python_ingest generate --format dataworks --changes 200 --seed 7 "$generated"
+.venv/bin/python -m python_ingest land --format dataworks --container jsonl "$generated"/partition-*.jsonl
+
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
 .venv/bin/dbt run-operation lakehouse_summary

@@ -43,7 +43,9 @@
       of its own): the newest `column` among the upstream rows it already
       holds, matched on `key_columns`. Upstream rows staged later are new to
       it. Every upstream row staged in one run is merged in one commit, so
-      all rows up to that time have been taken. `upstream_filter` keeps only
+      all rows up to that time have been taken. This needs the upstream to
+      stage each row it emits once (never restage a row already taken):
+      every branch model guarantees it. `upstream_filter` keeps only
       the upstream rows that go into the model (not duplicates of rows it
       holds, which share their keys).
     -#}

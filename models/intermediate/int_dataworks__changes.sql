@@ -12,18 +12,22 @@
   update that changes the row's key (its key columns differ between the two
   images) is a delete of the old key and an insert of the new one; a
   TRUNCATE is a truncate of the table. Incremental: a run takes the events
-  completed since its last run.
+  completed since its last run; an event's changes are emitted once.
 -#}
 
 with
 
 events as (
     select
-        *,
-        transform(key_columns, k -> before_image[k]) as before_key,
-        transform(key_columns, k -> after_image[k]) as after_key
-    from {{ ref('int_dataworks__events') }}
-    where is_complete and staged_at > {{ last_staged_at() }}
+        events.*,
+        transform(events.key_columns, k -> events.before_image[k]) as before_key,
+        transform(events.key_columns, k -> events.after_image[k]) as after_key
+    from {{ ref('int_dataworks__events') }} as events
+    {% if is_incremental() -%}
+        {#- Emitted once: a copy arriving after its event completed changes nothing. -#}
+        left anti join {{ this }} as emitted on events.event_key = emitted.event_key
+    {%- endif %}
+    where events.is_complete and events.staged_at > {{ last_staged_at() }}
 ),
 
 expanded as (
