@@ -15,7 +15,9 @@
   contract's columns stay exactly as specified (no processing time here).
 -#}
 
-{%- set producer_changes = [ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes')] %}
+{%- set producer_changes = [
+    ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes'), ref('int_qlik__changes'),
+] %}
 {%- set change_columns = [
     'change_id', 'source_format', 'source_connector', 'source_database', 'source_schema', 'source_table',
     'table_id', 'operation', 'commit_ts', 'sequence', 'transaction_id', 'primary_key', 'before', 'after',

@@ -13,8 +13,9 @@
     ref('int_ces__message_outcomes'),
     ref('int_debezium__message_outcomes'),
     ref('int_dataworks__message_outcomes'),
+    ref('int_qlik__message_outcomes'),
 ] %}
-{%- set producers_with_branch = ['ces', 'debezium', 'dataworks'] %}
+{%- set producers_with_branch = ['ces', 'debezium', 'dataworks', 'qlik'] %}
 
 with
 

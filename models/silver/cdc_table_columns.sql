@@ -10,7 +10,8 @@
 {#-
   Column registry: one row per source table and column ever seen, fed by
   each producer's column metadata (CES `eventsource.cols`, Debezium value
-  schemas or declared columns): every branch
+  schemas or declared columns, DataWorks `dataColumn`, Qlik Replicate
+  metadata messages through int_qlik__table_versions): every branch
   listed below carries `source_columns`, an array of (column_name, ordinal,
   source_type, spark_type, is_primary_key). Ordinal, types and key
   membership are those of the latest change that carried the column (by
@@ -44,8 +45,25 @@ observed as (
             changes.quarantine_reason is null
             and not changes.is_duplicate
             and changes.staged_at > {{ since }}
-        {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+        union all
+    {% endfor -%}
+    {#- Qlik Replicate: the table-version registry, ordered by table version. -#}
+    select
+        versions.table_id,
+        source_column.column_name,
+        struct(lpad(cast(versions.table_version as string), 10, '0') as sequence, versions.schema_id as change_id)
+            as seen_order,
+        lpad(cast(versions.table_version as string), 10, '0') as sequence,
+        versions.schema_id as change_id,
+        source_column.ordinal,
+        source_column.source_type,
+        source_column.spark_type,
+        source_column.is_primary_key,
+        coalesce(versions.metadata_ts, versions.ingested_at) as first_seen_at,
+        coalesce(versions.metadata_ts, versions.ingested_at) as last_seen_at
+    from {{ ref('int_qlik__table_versions') }} as versions
+        lateral view explode(versions.source_columns) as source_column
+    where versions.staged_at > {{ since }}
 ),
 
 {% if is_incremental() -%}

@@ -1,0 +1,279 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['message_id', 'operation'],
+        on_schema_change='fail',
+    )
+}}
+
+{#-
+  Qlik Replicate data messages resolved against their table's metadata and
+  turned into row changes in the unified silver shape. A data message finds
+  its table version by `messageSchemaId` (or `headers.externalSchemaId`) =
+  the metadata's `schemaId`, else by its `schema` / `table` (latest
+  version). Until that metadata has arrived the message is pending and has
+  no row here; the run in which the metadata arrives applies it. With the
+  metadata: the key columns (`primaryKeyPosition`), the column names behind
+  the mask ordinals, and each column's type for decoding values. A column
+  whose `columnMask` bit is clear was not sent and is left out of the
+  images (gold keeps its previous value); `changed_columns` come from
+  `changeMask`. REFRESH rows (full load) are snapshots ordered before all
+  CDC changes of the table; CDC rows are ordered by `changeSequence`. An
+  update that changes the key is a delete of the old key and an insert of
+  the new one. Incremental: a run resolves the data messages staged since
+  its last run and those whose metadata arrived since; each message is
+  resolved once.
+-#}
+
+{%- set since = last_staged_at() %}
+
+with
+
+data_messages as (
+    select *
+    from {{ ref('stg_qlik__messages') }}
+    where message_kind = 'data' and quarantine_reason is null
+),
+
+versions as (
+    select * from {{ ref('int_qlik__table_versions') }}
+),
+
+ranked_versions as (
+    select
+        *,
+        row_number() over (
+            partition by table_id order by table_version desc, metadata_ts desc, schema_id desc
+        ) as version_rank
+    from versions
+),
+
+latest_versions as (
+    select * from ranked_versions
+    where version_rank = 1
+),
+
+addressed as (
+    select
+        *,
+        lower(concat_ws('.', nullif(source_schema, ''), nullif(source_table, ''))) as named_table_id
+    from data_messages
+),
+
+candidate_ids as (
+    select message_id
+    from addressed
+    where staged_at > {{ since }}
+    union
+    select addressed.message_id
+    from addressed
+    left semi join versions
+        on
+            versions.staged_at > {{ since }}
+            and (
+                addressed.referenced_schema_id = versions.schema_id
+                or (addressed.referenced_schema_id is null and addressed.named_table_id = versions.table_id)
+            )
+),
+
+candidates as (
+    select addressed.*
+    from addressed
+    left semi join candidate_ids on addressed.message_id = candidate_ids.message_id
+    {% if is_incremental() -%}
+        left anti join {{ this }} as resolved on addressed.message_id = resolved.message_id
+    {%- endif %}
+),
+
+resolved as (
+    select
+        candidates.message_id,
+        candidates.operation_code,
+        candidates.change_sequence,
+        candidates.change_ts,
+        candidates.stream_position,
+        candidates.transaction_id,
+        candidates.transaction_event_counter,
+        candidates.transaction_last_event,
+        candidates.change_mask,
+        candidates.column_mask,
+        candidates.data_raw,
+        candidates.before_raw,
+        candidates.ingested_at,
+        coalesce(by_id.schema_id, by_table.schema_id) as schema_id,
+        coalesce(by_id.table_id, by_table.table_id) as table_id,
+        coalesce(by_id.source_schema, by_table.source_schema) as metadata_schema,
+        coalesce(by_id.source_table, by_table.source_table) as metadata_table,
+        coalesce(by_id.table_version, by_table.table_version) as table_version,
+        coalesce(by_id.metadata_ts, by_table.metadata_ts) as metadata_ts,
+        coalesce(by_id.key_columns, by_table.key_columns) as key_columns,
+        coalesce(by_id.column_names, by_table.column_names) as column_names,
+        coalesce(by_id.column_types, by_table.column_types) as column_types,
+        coalesce(by_id.column_scales, by_table.column_scales) as column_scales
+    from candidates
+    left join versions as by_id on candidates.referenced_schema_id = by_id.schema_id
+    left join latest_versions as by_table
+        on candidates.referenced_schema_id is null and candidates.named_table_id = by_table.table_id
+    where coalesce(by_id.schema_id, by_table.schema_id) is not null
+),
+
+imaged as (
+    select
+        *,
+        {{ change_mask_columns('column_mask', 'column_names') }} as sent_columns,
+        {{ change_mask_columns('change_mask', 'column_names') }} as masked_changed_columns
+    from resolved
+),
+
+decoded as (
+    select
+        *,
+        transform_values(
+            map_filter(data_raw, (k, v) -> column_mask is null or array_contains(sent_columns, k)),
+            (k, v) -> {{ qlik_value_text('v', 'column_types[k]', 'column_scales[k]') }}
+        ) as data_image,
+        transform_values(
+            map_filter(before_raw, (k, v) -> column_mask is null or array_contains(sent_columns, k)),
+            (k, v) -> {{ qlik_value_text('v', 'column_types[k]', 'column_scales[k]') }}
+        ) as before_data_image
+    from imaged
+),
+
+keyed as (
+    select
+        *,
+        transform(key_columns, k -> data_image[k]) as data_key,
+        transform(key_columns, k -> before_data_image[k]) as before_key
+    from decoded
+),
+
+expanded as (
+    select
+        keyed.*,
+        change.operation,
+        change.image as key_image
+    from keyed
+        lateral view explode(
+            case
+                when operation_code = 'REFRESH' then array(named_struct('operation', 'snapshot', 'image', data_image))
+                when operation_code = 'INSERT' then array(named_struct('operation', 'insert', 'image', data_image))
+                when operation_code = 'DELETE' then array(named_struct('operation', 'delete', 'image', data_image))
+                when
+                    before_data_image is null or size(key_columns) = 0
+                    or exists(before_key, v -> v is null) or before_key = data_key
+                    then array(named_struct('operation', 'update', 'image', data_image))
+                else array(
+                        named_struct('operation', 'delete', 'image', before_data_image),
+                        named_struct('operation', 'insert', 'image', data_image)
+                    )
+            end
+        ) as change
+),
+
+identified as (
+    select
+        *,
+        map_from_entries(transform(key_columns, k -> struct(k, key_image[k]))) as primary_key,
+        case when operation_code = 'REFRESH' then '0' else '1' end
+        || ':'
+        || case
+            when operation_code = 'REFRESH' then lpad(cast(table_version as string), 10, '0')
+            else lpad(change_sequence, 35, '0')
+        end as sequence
+    from expanded
+),
+
+changes as (
+    select
+        *,
+        sha2(
+            concat_ws(
+                '|', 'qlik', table_id, operation, sequence, to_json(array_sort(map_entries(primary_key))),
+                {#- Two full loads of one table version differ only by their rows. -#}
+                case when operation = 'snapshot' then to_json(array_sort(map_entries(data_image))) end
+            ),
+            256
+        ) as change_id
+    from identified
+),
+
+copies as (
+    select
+        *,
+        row_number() over (partition by change_id order by ingested_at, message_id) as copy_number
+    from changes
+),
+
+{% if is_incremental() -%}
+    held_changes as (
+        select distinct change_id
+        from {{ this }}
+        where not is_duplicate
+    ),
+{%- endif %}
+
+final as (
+    select
+        copies.message_id,
+        copies.change_id,
+        'qlik' as source_format,
+        cast(null as string) as source_connector,
+        cast(null as string) as source_database,
+        copies.metadata_schema as source_schema,
+        copies.metadata_table as source_table,
+        copies.table_id,
+        copies.operation,
+        case
+            when copies.operation_code = 'REFRESH' then coalesce(copies.metadata_ts, copies.ingested_at)
+            else copies.change_ts
+        end as commit_ts,
+        copies.sequence,
+        copies.transaction_id,
+        copies.primary_key,
+        case
+            when copies.operation = 'delete' then copies.key_image
+            when copies.operation = 'update' then copies.before_data_image
+        end as before,
+        case when copies.operation <> 'delete' then copies.key_image end as after,
+        case
+            when copies.operation = 'delete' then null
+            when copies.operation_code = 'UPDATE' and copies.operation = 'insert' then map_keys(copies.key_image)
+            when copies.change_mask is not null then copies.masked_changed_columns
+            when copies.operation in ('insert', 'snapshot') then map_keys(copies.key_image)
+            when copies.before_data_image is not null
+                then filter(
+                        map_keys(copies.key_image),
+                        k -> not (copies.before_data_image[k] <=> copies.key_image[k])
+                    )
+        end as changed_columns,
+        copies.ingested_at,
+        copies.operation_code,
+        copies.schema_id,
+        copies.table_version,
+        copies.change_sequence,
+        copies.stream_position,
+        copies.transaction_event_counter,
+        copies.transaction_last_event,
+        copies.copy_number > 1
+        {%- if is_incremental() %} or held_changes.change_id is not null{% endif %} as is_duplicate,
+        case
+            when size(copies.key_columns) = 0
+                then concat(
+                        'The metadata of ', copies.table_id, ' (table version ', copies.table_version,
+                        ') marks no primary-key column (primaryKeyPosition): its rows cannot be told apart.'
+                    )
+            when exists(map_values(copies.primary_key), v -> v is null)
+                then concat(
+                        'A key column (', array_join(copies.key_columns, ', '), ') of ', copies.table_id,
+                        ' has no value in the row image.'
+                    )
+        end as quarantine_reason,
+        current_timestamp() as staged_at
+    from copies
+    {% if is_incremental() -%}
+        left join held_changes on copies.change_id = held_changes.change_id
+    {%- endif %}
+)
+
+select * from final

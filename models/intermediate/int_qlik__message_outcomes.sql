@@ -1,0 +1,103 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='message_id',
+        on_schema_change='fail',
+    )
+}}
+
+{#-
+  What became of every distinct Qlik Replicate message: change, duplicate (a
+  redelivered copy of a change or of a metadata message already received),
+  control (a metadata message: it goes to the table-version registry),
+  pending (a data message whose table metadata has not arrived yet) or
+  quarantined, with the reason. Incremental: a run decides the messages
+  staged since its last run and revisits pending ones resolved since then.
+-#}
+
+{%- set since = last_staged_at() %}
+
+with
+
+messages as (
+    select * from {{ ref('stg_qlik__messages') }}
+),
+
+changes as (
+    select
+        message_id,
+        {#- A key change is two changes of one message: it is a change if either part is. -#}
+        max_by(change_id, not is_duplicate) as change_id,
+        bool_and(is_duplicate) as is_duplicate,
+        first(quarantine_reason, true) as quarantine_reason,
+        max(staged_at) as staged_at
+    from {{ ref('int_qlik__changes') }}
+    group by message_id
+),
+
+versions as (
+    select
+        schema_id,
+        message_id,
+        table_id,
+        table_version
+    from {{ ref('int_qlik__table_versions') }}
+),
+
+touched as (
+    select message_id
+    from messages
+    where staged_at > {{ since }}
+    union
+    select message_id
+    from changes
+    where staged_at > {{ since }}
+),
+
+final as (
+    select
+        messages.message_id,
+        'qlik' as source_format,
+        case
+            when messages.quarantine_reason is not null then 'quarantined'
+            when messages.message_kind = 'metadata' and versions.message_id = messages.message_id then 'control'
+            when messages.message_kind = 'metadata' then 'duplicate'
+            when changes.message_id is null then 'pending'
+            when changes.quarantine_reason is not null then 'quarantined'
+            when changes.is_duplicate then 'duplicate'
+            else 'change'
+        end as outcome,
+        case
+            when messages.quarantine_reason is not null then messages.quarantine_reason
+            when messages.message_kind = 'metadata' and versions.message_id = messages.message_id
+                then concat(
+                        'Metadata of ', versions.table_id, ' table version ', coalesce(versions.table_version, '?'),
+                        ' (schemaId ', messages.schema_id, '): kept in the table-version registry.'
+                    )
+            when messages.message_kind = 'metadata'
+                then concat('A redelivered copy of the metadata message with schemaId ', messages.schema_id, '.')
+            when changes.message_id is null
+                then concat(
+                        'Waiting for the metadata of ',
+                        case
+                            when messages.referenced_schema_id is not null
+                                then concat('schemaId ', messages.referenced_schema_id)
+                            else concat_ws('.', nullif(messages.source_schema, ''), messages.source_table)
+                        end,
+                        ': the data message is applied once its table structure has arrived.'
+                    )
+            when changes.quarantine_reason is not null then changes.quarantine_reason
+            when changes.is_duplicate then concat('A redelivered copy of change ', changes.change_id, '.')
+            else concat('Change ', changes.change_id, '.')
+        end as detail,
+        messages.message_value,
+        messages.ingested_at,
+        current_timestamp() as staged_at
+    from messages
+    left semi join touched on messages.message_id = touched.message_id
+    left join changes on messages.message_id = changes.message_id
+    left join versions on messages.schema_id = versions.schema_id
+)
+
+select * from final
