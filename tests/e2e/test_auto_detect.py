@@ -16,6 +16,7 @@ pytestmark = pytest.mark.spark
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 UNKNOWN = ['{"event": "page_view", "user": 7}', "plain text, not JSON"]
+QLIK_SCHEMA_ID = "6f1c2d3e4a5b6c7d8e9f0a1b2c3d4e5f"
 
 
 def lines(relative: str) -> list[str]:
@@ -38,7 +39,12 @@ def mixed(tmp_path_factory) -> tuple[Path, dict[str, int]]:
             m.replace('"tableName":"', '"tableName":"auto_')
             for m in lines("dataworks/jsonl/reference_examples.jsonl")
         ],
-        "qlik": lines("qlik/jsonl/reference_examples.jsonl"),
+        "qlik": [
+            m.replace('"table":"EMPLOYEES"', '"table":"AUTO_EMPLOYEES"').replace(
+                QLIK_SCHEMA_ID, "auto-" + QLIK_SCHEMA_ID
+            )
+            for m in lines("qlik/jsonl/reference_examples.jsonl")
+        ],
         "unknown": UNKNOWN,
     }
     messages = [m for group in groups.values() for m in group]
@@ -72,3 +78,32 @@ def test_unrecognised_messages_are_quarantined_with_a_reason(spark, dbt, mixed) 
     ).collect()
     assert sorted(r.message_value for r in rows) == sorted(UNKNOWN)
     assert all("recognised no producer" in r.reason for r in rows)
+
+
+def test_recognised_messages_are_parsed_by_their_producer_branch(spark, dbt, mixed) -> None:
+    path, expected = mixed
+    outcomes = dict(
+        spark.sql(
+            "select o.source_format, count(*) from silver.cdc_message_outcomes o join ("
+            + " union all ".join(
+                f"select message_id, '{f}' as source_format, source_uri from bronze.raw_{f}"
+                for f in BRONZE_FORMATS
+            )
+            + ") b on o.message_id = b.message_id and o.source_format = b.source_format "
+            f"where b.source_uri = '{path.resolve().as_uri()}' and o.outcome <> 'quarantined' "
+            "group by o.source_format"
+        ).collect()
+    )
+    # Every message of a known producer is understood by its branch (change, control…). The exception
+    # proves the routing: the PostgreSQL values were taken out of their kcat records, so they have no Kafka
+    # key, and their renamed table has no declared key: the Debezium branch quarantines exactly those.
+    assert outcomes == {
+        **{f: n for f, n in expected.items() if f != "unknown"},
+        "debezium": expected["debezium"] - 4,
+    }
+    reasons = spark.sql(
+        "select q.reason from silver.cdc_quarantine q join bronze.raw_debezium b "
+        "on q.message_id = b.message_id "
+        f"where b.source_uri = '{path.resolve().as_uri()}'"
+    ).collect()
+    assert len(reasons) == 4 and all("carries no key" in r.reason for r in reasons)
