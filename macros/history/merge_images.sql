@@ -13,6 +13,6 @@
 {% macro empty_history() -%}
     cast(array() as array<struct<
         version_number:int, change_id:string, operation:string, commit_ts:timestamp,
-        is_deleted:boolean, row_data:map<string,string>
+        transaction_id:string, is_deleted:boolean, row_data:map<string,string>
     >>)
 {%- endmacro %}

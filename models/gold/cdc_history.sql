@@ -1,3 +1,24 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=['key_hash', 'version_number'],
+        merge_replace_by='key_hash',
+        on_schema_change='fail',
+        tblproperties={
+            'format-version': '2',
+            'write.delete.mode': 'merge-on-read',
+            'write.update.mode': 'merge-on-read',
+            'write.merge.mode': 'merge-on-read',
+        },
+        post_hook=[
+            "alter table {{ this }} set tblproperties ('cdc.read.cdc_changes' = '"
+            ~ "{{ iceberg_read_position(ref('cdc_changes')) }}')",
+            "uncache table if exists {{ this.identifier }}__dbt_tmp",
+        ],
+    )
+}}
+
 {#-
   Type-2 history of every source row (CONTRACT §5): one version per change
   of a key, in the source's commit order (`sequence`), whatever the arrival
@@ -6,17 +27,106 @@
   a delete keeps the last image before it; an insert after a delete starts
   afresh. A truncate closes every key of its table that is live at that
   point with a deleted version.
+
+  Per-table settings (seed cdc_tables; defaults for tables not declared):
+  key columns overriding the messages' key, SCD type 1 (one version per
+  key, replaced by each change), columns whose changes do not open a new
+  version, truncates ignored, the changes of one key within one source
+  transaction collapsed into one version.
+
+  Incremental: a run reads the silver changes committed since its last run
+  (the read position is kept in the table property cdc.read.cdc_changes),
+  recomputes the whole history of every key they touch (a truncate touches
+  every key of its table) from all of that key's changes, and merges it in
+  place of the key's previous versions (merge_replace_by: versions a late
+  change made obsolete are deleted), in one commit. Keys not touched are
+  not read or rewritten. The table is merge-on-read, so a merge writes only
+  the touched keys' rows. After changing a table's settings, rebuild with
+  `--full-refresh`.
 -#}
 
+{%- set changes_after = iceberg_read_after(
+    ref('cdc_changes'), iceberg_table_property(this, 'cdc.read.cdc_changes') if is_incremental() else none
+) %}
+
 with
+
+settings as (
+    select
+        table_id,
+        filter(transform(split(coalesce(key_columns, ''), ';'), c -> trim(c)), c -> c <> '') as key_columns,
+        filter(transform(split(coalesce(history_ignore_columns, ''), ';'), c -> trim(c)), c -> c <> '')
+            as ignore_columns,
+        coalesce(scd_type, 2) as scd_type,
+        coalesce(apply_truncate, true) as apply_truncate,
+        coalesce(collapse_transactions, false) as collapse_transactions
+    from {{ ref('cdc_tables') }}
+),
+
+keyed_changes as (
+    -- Every silver change, with its key as the table's settings define it.
+    select
+        changes.change_id,
+        changes.table_id,
+        changes.operation,
+        changes.commit_ts,
+        changes.sequence,
+        changes.transaction_id,
+        changes.before,
+        changes.after,
+        case
+            when size(settings.key_columns) > 0 and changes.operation <> 'truncate'
+                then map_from_arrays(
+                        settings.key_columns,
+                        transform(settings.key_columns, c -> coalesce(changes.after[c], changes.before[c]))
+                    )
+            else changes.primary_key
+        end as primary_key
+    from {{ ref('cdc_changes') }} as changes
+    left join settings on changes.table_id = settings.table_id
+    where changes.operation <> 'truncate' or coalesce(settings.apply_truncate, true)
+),
 
 row_changes as (
     select
         *,
         {{ key_hash('table_id', 'primary_key') }} as key_hash
-    from {{ ref('cdc_changes') }}
+    from keyed_changes
     where operation <> 'truncate' and primary_key is not null
 ),
+
+truncates as (
+    select * from keyed_changes
+    where operation = 'truncate'
+),
+
+{% if is_incremental() -%}
+    new_changes as (
+        {{ iceberg_rows_after(ref('cdc_changes'), changes_after) }}
+    ),
+
+    touched_keys as (
+        -- The keys of the new changes, and every key of a table with a new truncate.
+        select row_changes.key_hash
+        from row_changes
+        left semi join new_changes on row_changes.change_id = new_changes.change_id
+        union
+        select row_changes.key_hash
+        from row_changes
+        left semi join new_changes
+            on row_changes.table_id = new_changes.table_id and new_changes.operation = 'truncate'
+    ),
+
+    key_changes as (
+        select row_changes.*
+        from row_changes
+        left semi join touched_keys on row_changes.key_hash = touched_keys.key_hash
+    ),
+{%- else -%}
+    key_changes as (
+        select * from row_changes
+    ),
+{%- endif %}
 
 table_keys as (
     select
@@ -24,7 +134,7 @@ table_keys as (
         first(table_id) as table_id,
         first(primary_key) as primary_key,
         min(sequence) as first_sequence
-    from row_changes
+    from key_changes
     group by key_hash
 ),
 
@@ -33,39 +143,35 @@ truncated_keys as (
     -- the keys that are not live at that point.
     select
         truncates.change_id,
-        truncates.source_format,
-        truncates.source_connector,
-        truncates.source_database,
-        truncates.source_schema,
-        truncates.source_table,
         truncates.table_id,
         truncates.operation,
         truncates.commit_ts,
         truncates.sequence,
         truncates.transaction_id,
-        table_keys.primary_key,
         truncates.before,
         truncates.after,
-        truncates.changed_columns,
-        truncates.ingested_at,
+        table_keys.primary_key,
         table_keys.key_hash
-    from {{ ref('cdc_changes') }} as truncates
+    from truncates
     inner join table_keys
         on truncates.table_id = table_keys.table_id and truncates.sequence > table_keys.first_sequence
-    where truncates.operation = 'truncate'
 ),
 
-changes as (
-    select * from row_changes
+all_key_changes as (
+    select
+        change_id,
+        table_id,
+        operation,
+        commit_ts,
+        sequence,
+        transaction_id,
+        before,
+        after,
+        primary_key,
+        key_hash
+    from key_changes
     union all
     select * from truncated_keys
-),
-
-numbered as (
-    select
-        *,
-        cast(row_number() over (partition by key_hash order by sequence, change_id) as int) as version_number
-    from changes
 ),
 
 per_key as (
@@ -74,58 +180,45 @@ per_key as (
         first(table_id) as table_id,
         first(primary_key) as primary_key,
         array_sort(
-            collect_list(struct(version_number, change_id, operation, commit_ts, before, after)),
-            (l, r)
-            -> case
-                when l.version_number < r.version_number then -1 when l.version_number > r.version_number then 1 else 0
+            collect_list(struct(sequence, change_id, operation, commit_ts, transaction_id, before, after)),
+            (l, r) -> case
+                when l.sequence < r.sequence then -1
+                when l.sequence > r.sequence then 1
+                when l.change_id < r.change_id then -1
+                when l.change_id > r.change_id then 1
+                else 0
             end
-        ) as versions
-    from numbered
+        ) as changes
+    from all_key_changes
     group by key_hash
 ),
 
 folded as (
     select
-        key_hash,
-        table_id,
-        primary_key,
-        aggregate(
-            versions,
-            {{ empty_history() }},
-            (acc, change) -> case
-                when change.operation = 'truncate' and (size(acc) = 0 or element_at(acc, -1).is_deleted)
-                    then acc
-                else concat(acc, array(struct(
-                        cast(size(acc) + 1 as int) as version_number,
-                        change.change_id as change_id,
-                        change.operation as operation,
-                        change.commit_ts as commit_ts,
-                        change.operation in ('delete', 'truncate') as is_deleted,
-                        case
-                            when change.operation in ('delete', 'truncate')
-                                then coalesce(
-                                        element_at(acc, -1).row_data, change.before, cast(map() as map <string, string>)
-                                    )
-                            when change.operation in ('insert', 'snapshot')
-                                and (size(acc) = 0 or element_at(acc, -1).is_deleted)
-                                then coalesce(change.after, cast(map() as map <string, string>))
-                            else {{ merge_images(
-                            "coalesce(case when size(acc) > 0 and not element_at(acc, -1).is_deleted then element_at(acc, -1).row_data end, change.before, cast(map() as map<string,string>))",
-                            "coalesce(change.after, cast(map() as map<string,string>))"
-                        ) }}
-                        end as row_data
-                    )))
-            end
-        ) as history
+        per_key.key_hash,
+        per_key.table_id,
+        per_key.primary_key,
+        {{ history_fold(
+            'per_key.changes',
+            scd_type='coalesce(settings.scd_type, 2)',
+            ignore_columns='coalesce(settings.ignore_columns, cast(array() as array<string>))',
+            collapse_transactions='coalesce(settings.collapse_transactions, false)'
+        ) }} as history
     from per_key
+    left join settings on per_key.table_id = settings.table_id
 ),
 
 exploded as (
     select
-        table_id,
-        primary_key,
-        key_hash,
-        version.*
+        folded.table_id,
+        folded.primary_key,
+        folded.key_hash,
+        version.version_number,
+        version.change_id,
+        version.operation,
+        version.commit_ts,
+        version.is_deleted,
+        version.row_data
     from folded
         lateral view explode(history) as version
 ),

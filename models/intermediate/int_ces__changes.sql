@@ -10,7 +10,8 @@
 {#-
   Complete CES events as row changes in the unified silver shape: `data`
   parsed, then its row images (JSON strings again); `cols` gives each value's
-  SQL Server type for the contract's text forms, `pkkey` the primary key.
+  SQL Server type for the contract's text forms, `pkkey` the primary key
+  (for a table without one, the key columns declared in seed cdc_tables).
   `quarantine_reason` says why an event cannot become a change.
   Incremental: a run parses only the events completed since its last run.
 -#}
@@ -54,8 +55,46 @@ typed as (
         transform_values(current_image, (k, v) -> {{ ces_value_text('v', 'column_types[k]') }}) as after_image,
         upper(regexp_replace(coalesce(eventsource.transaction.commitlsn, logical_id_parts[1]), '^0[xX]|:', ''))
             as commit_lsn,
-        coalesce(eventsource.transaction.sequencenumber, logical_id_parts[2]) as sequence_number
+        coalesce(eventsource.transaction.sequencenumber, logical_id_parts[2]) as sequence_number,
+        lower(concat_ws('.', nullif(eventsource.db, ''), nullif(eventsource.schema, ''), nullif(eventsource.tbl, '')))
+            as table_id
     from imaged
+),
+
+declared_keys as (
+    select
+        table_id,
+        filter(transform(split(key_columns, ';'), c -> trim(c)), c -> c <> '') as key_columns
+    from {{ ref('cdc_tables') }}
+    where trim(coalesce(key_columns, '')) <> ''
+),
+
+keyed as (
+    select
+        typed.*,
+        case
+            when exists(typed.eventsource.pkkey, k -> k.columnname is null) then cast(null as map <string, string>)
+            when coalesce(size(typed.eventsource.pkkey), 0) > 0
+                then map_from_entries(
+                        transform(
+                            typed.eventsource.pkkey,
+                            k -> struct(
+                                k.columnname, {{ ces_value_text('k.value', 'typed.column_types[k.columnname]') }}
+                            )
+                        )
+                    )
+            when declared_keys.key_columns is not null
+                then map_from_arrays(
+                        declared_keys.key_columns,
+                        transform(
+                            declared_keys.key_columns,
+                            c -> coalesce(typed.after_image[c], typed.before_image[c])
+                        )
+                    )
+        end as key_values,
+        declared_keys.key_columns as declared_key_columns
+    from typed
+    left join declared_keys on typed.table_id = declared_keys.table_id
 ),
 
 final as (
@@ -66,19 +105,13 @@ final as (
         eventsource.db as source_database,
         eventsource.schema as source_schema,
         eventsource.tbl as source_table,
-        lower(concat_ws('.', nullif(eventsource.db, ''), nullif(eventsource.schema, ''), nullif(eventsource.tbl, '')))
-            as table_id,
+        table_id,
         case operation_code when 'INS' then 'insert' when 'UPD' then 'update' when 'DEL' then 'delete' end
             as operation,
         coalesce(to_timestamp(eventsource.transaction.committime), event_time) as commit_ts,
         concat(lpad(commit_lsn, 20, '0'), ':', lpad(sequence_number, 20, '0')) as sequence,
         commit_lsn as transaction_id,
-        map_from_entries(
-            transform(
-                eventsource.pkkey,
-                k -> struct(k.columnname, {{ ces_value_text('k.value', 'column_types[k.columnname]') }})
-            )
-        ) as primary_key,
+        key_values as primary_key,
         case when size(before_image) > 0 then before_image end as before,
         case when operation_code <> 'DEL' and size(after_image) > 0 then after_image end as after,
         case
@@ -95,7 +128,7 @@ final as (
                 c.index + 1 as ordinal,
                 c.type as source_type,
                 {{ sqlserver_spark_type('c.type') | indent(16) }} as spark_type,
-                array_contains(transform(eventsource.pkkey, k -> k.columnname), c.name) as is_primary_key
+                array_contains(map_keys(key_values), c.name) as is_primary_key
             )
         ) as source_columns,
         case
@@ -103,14 +136,20 @@ final as (
                 then 'The data attribute (after joining its segments) is not JSON with an eventsource object.'
             when coalesce(eventsource.tbl, '') = ''
                 then 'The eventsource names no table (tbl is missing or empty).'
-            when coalesce(size(eventsource.pkkey), 0) = 0
-                then concat(
-                        'The table ', coalesce(eventsource.tbl, ''),
-                        ' sent no primary key (pkkey is empty): its rows cannot be told apart. ',
-                        'Give the table a primary key at the source.'
-                    )
             when exists(eventsource.pkkey, k -> k.columnname is null or k.value is null)
                 then 'A pkkey entry has no column name or no value.'
+            when key_values is null
+                then concat(
+                        'The table ', table_id,
+                        ' sent no primary key (pkkey is empty): its rows cannot be told apart. ',
+                        'Give the table a primary key at the source, or declare its key columns ',
+                        '(key_columns in seeds/cdc_tables.csv).'
+                    )
+            when exists(map_values(key_values), v -> v is null)
+                then concat(
+                        'The event lacks a value for a declared key column of ', table_id,
+                        ' (', array_join(declared_key_columns, ', '), ').'
+                    )
             when operation_code in ('INS', 'UPD') and (current_image is null or size(current_image) = 0)
                 then 'The eventrow.current image is missing or not a JSON object, though the operation needs it.'
             when payload.eventrow.old is not null and old_image is null
@@ -120,7 +159,7 @@ final as (
         end as quarantine_reason,
         false as is_duplicate,
         current_timestamp() as staged_at
-    from typed
+    from keyed
 )
 
 select * from final

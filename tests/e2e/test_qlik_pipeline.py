@@ -199,7 +199,20 @@ def test_reference_examples(spark, runs) -> None:
     assert update.sequence == "1:20250314164501000000000000000000002"
     assert update.transaction_id == "0000000000000000000000000000A1B2"
     assert str(update.commit_ts) == "2025-03-14 16:45:01.123456"
-    assert outcomes(spark, runs["reference"]) == ["control", "change", "change", "change", "change", "change"]
+    # Other tests may have landed the same reference messages from sample_data before this one (one
+    # lakehouse per test run): then these copies are duplicates of those, which carry the outcome.
+    reference_uri = runs["reference"].resolve().as_uri()
+    first_copies = [
+        r.outcome
+        for r in spark.sql(
+            "select first(o.outcome) as outcome from bronze.raw_qlik b join silver.cdc_message_outcomes o "
+            "on o.message_id = b.message_id where b.message_value in "
+            f"(select message_value from bronze.raw_qlik where source_uri = '{reference_uri}') "
+            "and o.outcome <> 'duplicate' group by b.message_value order by min(b.source_offset)"
+        ).collect()
+    ]
+    assert first_copies == ["control", "change", "change", "change", "change", "change"]
+    assert set(outcomes(spark, runs["reference"])) <= {"control", "change", "duplicate"}
 
 
 def test_data_before_its_metadata_is_pending_then_applied(spark, runs) -> None:

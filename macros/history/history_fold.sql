@@ -1,0 +1,72 @@
+{#-
+  The versions of one key from its changes: a left fold (Spark `aggregate`)
+  over the key's changes in sequence order, each change either opening a
+  new version or updating the last one in place. Row images carry forward
+  the columns a change did not send; a truncate of a key that is not live
+  is skipped.
+-#}
+
+{% macro history_fold(changes, scd_type='2', ignore_columns='cast(array() as array<string>)', collapse_transactions='false') -%}
+    {%- set last = 'element_at(acc, -1)' -%}
+    {%- set is_live = '(size(acc) > 0 and not element_at(acc, -1).is_deleted)' -%}
+    {%- set deletes = "change.operation in ('delete', 'truncate')" -%}
+    {%- set empty_image = 'cast(map() as map<string, string>)' -%}
+    {%- set image -%}
+        case
+            when {{ deletes }}
+                then coalesce({{ last }}.row_data, change.before, {{ empty_image }})
+            when change.operation in ('insert', 'snapshot') and not {{ is_live }}
+                then coalesce(change.after, {{ empty_image }})
+            else {{ merge_images(
+                'coalesce(case when ' ~ is_live ~ ' then ' ~ last ~ '.row_data end, change.before, ' ~ empty_image ~ ')',
+                'coalesce(change.after, ' ~ empty_image ~ ')'
+            ) }}
+        end
+    {%- endset -%}
+    {#- Columns whose value this change alters, compared with the live version. -#}
+    {%- set altered = 'filter(map_keys(' ~ image ~ '), c -> not (' ~ last ~ '.row_data[c] <=> (' ~ image ~ ')[c]))' -%}
+    {%- set replaces_version = 'size(acc) > 0 and ' ~ scd_type ~ ' = 1' -%}
+    {%- set joins_transaction -%}
+        size(acc) > 0 and {{ collapse_transactions }}
+        and change.transaction_id is not null and change.transaction_id = {{ last }}.transaction_id
+    {%- endset -%}
+    {%- set touches_only_ignored -%}
+        {{ is_live }} and not {{ deletes }} and size({{ ignore_columns }}) > 0
+        and size({{ altered }}) > 0 and size(array_except({{ altered }}, {{ ignore_columns }})) = 0
+    {%- endset -%}
+    aggregate(
+        {{ changes }},
+        {{ empty_history() }},
+        (acc, change) -> case
+            when change.operation = 'truncate' and not {{ is_live }} then acc
+            when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+                '1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+            ) }}))
+            when {{ joins_transaction }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+                last ~ '.version_number', last ~ '.change_id',
+                'case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else ' ~ last ~ '.operation end',
+                last ~ '.commit_ts', deletes, image
+            ) }}))
+            when {{ touches_only_ignored }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+                last ~ '.version_number', last ~ '.change_id', last ~ '.operation', last ~ '.commit_ts', 'false', image
+            ) }}))
+            else concat(acc, array({{ history_version(
+                'size(acc) + 1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+            ) }}))
+        end
+    )
+{%- endmacro %}
+
+
+{#- One version in the fold's state (see empty_history for its type). -#}
+{% macro history_version(version_number, change_id, operation, commit_ts, is_deleted, row_data) -%}
+    struct(
+        cast({{ version_number }} as int) as version_number,
+        {{ change_id }} as change_id,
+        {{ operation }} as operation,
+        {{ commit_ts }} as commit_ts,
+        change.transaction_id as transaction_id,
+        {{ is_deleted }} as is_deleted,
+        {{ row_data }} as row_data
+    )
+{%- endmacro %}

@@ -1,0 +1,226 @@
+"""Incremental gold and per-table CDC settings, end to end.
+
+Generated CES, Debezium and DataWorks traffic (late partitions, redeliveries,
+key changes, truncates, split events) and hand-written CES events for tables
+with declared settings land over three runs, each followed by a `dbt build`
+of a copy of the project whose seeds/cdc_tables.csv declares those
+settings. Then gold.cdc_history is rebuilt with `--full-refresh`: it must be
+identical to what the incremental runs left, and a further build with
+nothing new must change nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic
+from python_ingest.generators.ces_messages import ces_event, jsonl
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt")
+DB = "settingsdb"
+SETTINGS = (
+    (ROOT / "seeds" / "cdc_tables.csv").read_text().splitlines()[0]
+    + f"""
+{DB}.dbo.accounts,,,last_seen,2,true,false
+{DB}.dbo.prices,,,,1,true,false
+{DB}.dbo.readings,,sensor;day,,,,
+{DB}.dbo.orders,,,,2,true,true
+shop.customers,,,,2,false,false
+"""
+)
+COLUMNS = {
+    "accounts": [("id", "int"), ("name", "nvarchar"), ("last_seen", "datetime2")],
+    "prices": [("id", "int"), ("price", "decimal")],
+    "readings": [("sensor", "nvarchar"), ("day", "date"), ("value", "int")],
+    "orders": [("id", "int"), ("status", "nvarchar")],
+}
+
+
+class Clock:
+    """Commit positions for hand-written CES events: one commit LSN per transaction."""
+
+    def __init__(self) -> None:
+        self.lsn = 0x1000
+
+    def transaction(
+        self, table: str, changes: list[tuple[str, dict, dict | None, dict | None]]
+    ) -> list[dict]:
+        self.lsn += 1
+        return [
+            ces_event(
+                (DB, "dbo", table),
+                operation,
+                COLUMNS[table],
+                key,
+                old,
+                row,
+                f"0x{self.lsn:08X}:00000000:0001",
+                number,
+                f"2025-07-01 10:{self.lsn % 60:02d}:00.000",
+            )
+            for number, (operation, key, old, row) in enumerate(changes, start=1)
+        ]
+
+    def event(self, table: str, operation: str, key: dict, old: dict | None, row: dict | None) -> list[dict]:
+        return self.transaction(table, [(operation, key, old, row)])
+
+
+def settings_runs() -> list[list[dict]]:
+    clock = Clock()
+    account = {"id": "1", "name": "Ann", "last_seen": "2025-07-01 09:00:00.0000000"}
+    seen = {**account, "last_seen": "2025-07-01 11:00:00.0000000"}
+    renamed = {**seen, "name": "Anna"}
+    price = {"id": "7", "price": "1.50"}
+    reading = {"sensor": "s1", "day": "2025-07-01", "value": "3"}
+    order = {"id": "5", "status": "new"}
+    first = [
+        *clock.event("accounts", "INS", {"id": "1"}, None, account),
+        *clock.event("prices", "INS", {"id": "7"}, None, price),
+        *clock.event("readings", "INS", {}, None, reading),
+        *clock.transaction(
+            "orders",
+            [
+                ("INS", {"id": "5"}, None, order),
+                ("UPD", {"id": "5"}, order, {**order, "status": "paid"}),
+            ],
+        ),
+    ]
+    second = [
+        *clock.event("accounts", "UPD", {"id": "1"}, account, seen),  # only last_seen: in place
+        *clock.event("prices", "UPD", {"id": "7"}, price, {**price, "price": "1.75"}),
+        *clock.event("readings", "UPD", {}, reading, {**reading, "value": "4"}),
+        *clock.event("orders", "UPD", {"id": "5"}, None, {**order, "status": "shipped"}),
+    ]
+    third = [
+        *clock.event("accounts", "UPD", {"id": "1"}, seen, renamed),  # a tracked column: new version
+        *clock.event("prices", "DEL", {"id": "7"}, {**price, "price": "1.75"}, None),
+    ]
+    return [first, second, third]
+
+
+def history_rows(spark) -> set[tuple]:
+    return {
+        tuple(r)
+        for r in spark.sql(
+            "select table_id, key_hash, version_number, valid_from, valid_to, is_current, is_deleted, "
+            "operation, to_json(array_sort(map_entries(row_data))), change_id, "
+            "to_json(array_sort(map_entries(primary_key))) from gold.cdc_history"
+        ).collect()
+    }
+
+
+def versions(spark, table: str) -> list[tuple]:
+    return [
+        (r.version_number, r.operation, r.is_current, r.is_deleted, dict(r.row_data))
+        for r in spark.sql(
+            f"select * from gold.cdc_history where table_id = '{DB}.dbo.{table}' "
+            "order by key_hash, version_number"
+        ).collect()
+    ]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    copy = tmp_path_factory.mktemp("settings-project")
+    for name in PROJECT_FILES:
+        source, target = ROOT / name, copy / name
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+    (copy / "seeds" / "cdc_tables.csv").write_text(SETTINGS)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def runs(spark, land, dbt, project, tmp_path_factory):
+    out = tmp_path_factory.mktemp("gold-incremental")
+    ces = ces_traffic.generate(changes=150, seed=21, db="incdb", partitions=3).write(out / "ces")
+    debezium = debezium_traffic.generate(changes=150, seed=21, db="incdb")
+    debezium.write(out / "debezium")
+    kcat = sorted((out / "debezium" / "kcat").glob("*.jsonl"))
+    dataworks = dataworks_traffic.generate(changes=120, seed=21).write(out / "dataworks")
+    settings = []
+    for number, messages in enumerate(settings_runs()):
+        path = out / f"settings-{number}.jsonl"
+        path.write_text(jsonl(messages))
+        settings.append(path)
+    redelivered = out / "ces-redelivered.jsonl"
+    shutil.copy(ces[0], redelivered)  # the same messages from another file: duplicates
+    deliveries = [
+        {"ces": [ces[0], settings[0]], "debezium": kcat[::3], "dataworks": [dataworks[0]]},
+        {"ces": [ces[2], settings[1]], "debezium": kcat[1::3], "dataworks": [dataworks[2]]},
+        {"ces": [ces[1], settings[2], redelivered], "debezium": kcat[2::3], "dataworks": [dataworks[1]]},
+    ]
+    containers = {"ces": "jsonl", "debezium": "kcat", "dataworks": "jsonl"}
+    for number, delivery in enumerate(deliveries, start=1):
+        for source_format, paths in delivery.items():
+            landed = land("--format", source_format, "--container", containers[source_format], *paths)
+            assert landed.exit_code == 0
+        # Seeds and data tests at the first and the last delivery.
+        dbt("run" if number == 2 else "build", "--project-dir", str(project))
+    incremental = history_rows(spark)
+    dbt("run", "--project-dir", str(project), "--full-refresh", "--select", "cdc_history")
+    full_refresh = history_rows(spark)
+    dbt("build", "--project-dir", str(project), "--select", "gold")
+    return {"incremental": incremental, "full_refresh": full_refresh, "again": history_rows(spark)}
+
+
+def test_incremental_history_equals_a_full_refresh(runs) -> None:
+    assert runs["incremental"] == runs["full_refresh"]
+    assert len(runs["incremental"]) > 300
+
+
+def test_a_build_with_nothing_new_changes_nothing(runs) -> None:
+    assert runs["again"] == runs["full_refresh"]
+
+
+def test_ignored_columns_update_the_current_version_in_place(spark, runs) -> None:
+    history = versions(spark, "accounts")
+    assert [v[:4] for v in history] == [(1, "insert", False, False), (2, "update", True, False)]
+    assert history[0][4]["last_seen"] == "2025-07-01 11:00:00"  # updated in place, no version of its own
+    assert history[1][4]["name"] == "Anna"
+
+
+def test_scd_type_1_keeps_one_version_per_key(spark, runs) -> None:
+    history = versions(spark, "prices")
+    assert [v[:4] for v in history] == [(1, "delete", True, True)]
+    assert history[0][4]["price"] == "1.75"
+    assert (
+        spark.sql(f"select count(*) from gold.cdc_current where table_id = '{DB}.dbo.prices'").first()[0] == 0
+    )
+
+
+def test_declared_key_columns_key_a_table_without_a_primary_key(spark, runs) -> None:
+    [key] = spark.sql(
+        f"select primary_key from gold.cdc_history where table_id = '{DB}.dbo.readings' "
+        "and version_number = 1"
+    ).collect()
+    assert key.primary_key == {"sensor": "s1", "day": "2025-07-01"}
+    assert [v[:2] for v in versions(spark, "readings")] == [(1, "insert"), (2, "update")]
+
+
+def test_changes_of_one_transaction_collapse_into_one_version(spark, runs) -> None:
+    history = versions(spark, "orders")
+    assert [v[:4] for v in history] == [(1, "insert", False, False), (2, "update", True, False)]
+    assert history[0][4]["status"] == "paid" and history[1][4]["status"] == "shipped"
+
+
+def test_a_table_can_ignore_truncates(spark, runs) -> None:
+    assert (
+        spark.sql(
+            "select count(*) from silver.cdc_changes where table_id = 'shop.customers' "
+            "and operation = 'truncate'"
+        ).first()[0]
+        > 0
+    )
+    truncated = spark.sql(
+        "select count(*) from gold.cdc_history where table_id = 'shop.customers' and operation = 'truncate'"
+    ).first()[0]
+    assert truncated == 0
