@@ -314,7 +314,9 @@ def report(runs: list[Run], host: dict[str, str]) -> str:
             "|---|---:|---:|---:|---:|",
         ]
         for phase in run.phases:
-            rate = f"{phase.rate:,.0f}" if phase.rate else "–"
+            rate = (
+                "–" if not phase.rate else f"{phase.rate:,.0f}" if phase.rate >= 100 else f"{phase.rate:.1f}"
+            )
             handled = f"{phase.messages:,}" if phase.messages else "–"
             lines.append(f"| {phase.name} | {phase.processes} | {phase.seconds:.1f} | {handled} | {rate} |")
         lines.append("")
