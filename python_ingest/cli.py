@@ -64,11 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
             "partition, delivered round-robin with split events. debezium: kcat -J dumps in kcat/ "
             "(SQL Server and PostgreSQL, with schemas) and Kafka Connect S3 sink files in jsonl/ "
             "(MySQL and PostgreSQL, payloads only), keyed partitions. dataworks: JSON-lines files, one "
-            "per partition, keyed (MySQL and Oracle tables, heartbeats, transaction markers, DDL)."
+            "per partition, keyed (MySQL and Oracle tables, heartbeats, transaction markers, DDL). qlik: "
+            "JSON-lines files, one per partition, round-robin (atMSG metadata and data messages and bare "
+            "data messages, REFRESH then CDC, a table version change, LOBs left out by columnMask)."
         ),
     )
     generate.add_argument(
-        "--format", required=True, choices=("ces", "debezium", "dataworks"), help="producer format"
+        "--format", required=True, choices=("ces", "debezium", "dataworks", "qlik"), help="producer format"
     )
     generate.add_argument("--changes", type=_positive_int, default=200, help="row changes to simulate")
     generate.add_argument(
@@ -144,6 +146,16 @@ def generate_command(args: argparse.Namespace) -> int:
             f"wrote {dw.messages} {args.format} message(s) for {dw.changes} change(s) ({dw.heartbeats} "
             f"heartbeat(s), {len(dw.expected_ddl)} DDL, {dw.redeliveries} redelivery(ies)) to "
             f"{len(paths)} file(s) in {args.out}"
+        )
+        return EXIT_OK
+    if args.format == "qlik":  # fixed source names (SALES, HR): --database does not apply
+        from python_ingest.generators import qlik_traffic
+
+        qlik, paths = qlik_traffic.write(args.out, args.changes, args.seed, args.partitions)
+        print(
+            f"wrote {qlik.messages} {args.format} message(s) for {qlik.changes} change(s) after a full "
+            f"load of {qlik.refresh_rows} row(s) ({qlik.metadata_messages} metadata message(s), "
+            f"{qlik.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {args.out}"
         )
         return EXIT_OK
     if args.format == "debezium":

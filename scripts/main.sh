@@ -35,6 +35,13 @@ generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/dataworks"
 .venv/bin/python -m python_ingest generate --format dataworks --changes 200 --seed 7 "$generated"
 .venv/bin/python -m python_ingest land --format dataworks --container jsonl "$generated"/partition-*.jsonl
 
+# Generated Qlik Replicate traffic: atMSG metadata and data messages and bare data
+# messages, REFRESH rows then CDC, a table version change, LOBs left out by columnMask,
+# round-robin partitions (data may land before its metadata).
+generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/qlik"
+.venv/bin/python -m python_ingest generate --format qlik --changes 200 --seed 7 "$generated"
+.venv/bin/python -m python_ingest land --format qlik --container jsonl "$generated"/partition-*.jsonl
+
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
 .venv/bin/dbt run-operation lakehouse_summary

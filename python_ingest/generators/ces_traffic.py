@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
+from python_ingest.generators.sorted_keys import SortedKeyDict
 
 MAX_MESSAGE_BYTES = 256 * 1024  # CES's default maximum message size
+BIG_TEXT = ("lorem ipsum " * 25_000)[:300_000]  # one shared string: live rows hold it many times
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class _Simulation:
         self.tables = tables
         self.rng = rng
         self.big_every = big_every
-        self.live: dict[str, dict[str, dict[str, str | None]]] = {t.table_id: {} for t in tables}
+        self.live: dict[str, SortedKeyDict] = {t.table_id: SortedKeyDict() for t in tables}
         self.sent: dict[str, dict[str, dict[str, str | None]]] = {t.table_id: {} for t in tables}
         self.sent: dict[str, dict[str, dict[str, str | None]]] = {t.table_id: {} for t in tables}
         self.next_id = 1
@@ -153,11 +155,7 @@ class _Simulation:
         if base == "varbinary":
             raw = self.rng.randbytes(200_000 if big else 16)
             return "0x" + raw.hex().upper(), base64.b64encode(raw).decode()
-        text = (
-            ("lorem ipsum " * 25_000)[:300_000]
-            if big and sql_type.endswith("(max)")
-            else f"{column}-{self.rng.randint(1, 999)}"
-        )
+        text = BIG_TEXT if big and sql_type.endswith("(max)") else f"{column}-{self.rng.randint(1, 999)}"
         return text, text
 
     def _row(
@@ -209,7 +207,7 @@ class _Simulation:
                 commit_time,
                 self.new_id(),
             )
-        key = self.rng.choice(sorted(live))
+        key = self.rng.choice(live.sorted_keys())
         old = sent_rows[key]
         key_values = {c: live[key][c] for c in table.key}
         if choice < 0.85:

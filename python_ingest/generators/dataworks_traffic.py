@@ -35,6 +35,7 @@ from typing import Any
 
 from python_ingest.generators import dataworks_messages as dw
 from python_ingest.generators.debezium_messages import kafka_partition
+from python_ingest.generators.sorted_keys import SortedKeyDict
 
 START = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
 TASK_START_MS = dw.date_ms(START) - 4_683  # when the sync task started: the sequenceIds' prefix
@@ -102,7 +103,7 @@ class _Simulation:
         self.rng = rng
         customers, visits, employees = default_tables()
         self.tables = {"customers": customers, "visits": visits, "employees": employees}
-        self.live: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in self.tables}
+        self.live: dict[str, SortedKeyDict] = {name: SortedKeyDict() for name in self.tables}
         self.truncated: list[dict[str, Any]] = []
         self.kept: set[str] = set()  # keys never changed again: rows that keep their pre-ALTER image
         self.produced: list[tuple[dict[str, Any], str | None]] = []  # (message, partition key or None)
@@ -228,7 +229,7 @@ class _Simulation:
         self.changes += 1
 
     def random_change(self, name: str) -> None:
-        keys, roll = sorted(set(self.live[name]) - self.kept), self.rng.random()
+        keys, roll = self.live[name].sorted_keys_except(self.kept), self.rng.random()
         if not keys or roll < 0.45:
             self.insert(name)
         elif roll < 0.82:
@@ -238,7 +239,7 @@ class _Simulation:
 
     def touch(self, name: str) -> None:
         """Update some row of the table (a new one if it has none)."""
-        keys = sorted(set(self.live[name]) - self.kept)
+        keys = self.live[name].sorted_keys_except(self.kept)
         self.update(name, self.rng.choice(keys) if keys else self.insert(name))
 
     def ddl(self, table: dw.Table, op: str, text: str) -> None:

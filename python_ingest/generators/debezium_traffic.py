@@ -61,6 +61,7 @@ from python_ingest.generators.debezium_messages import (
     sqlserver_source,
     transaction_block,
 )
+from python_ingest.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
 FLUSH_SIZE = 20  # S3 sink records per file
@@ -161,7 +162,7 @@ class _Simulation:
     def __init__(self, feeds: Sequence[Feed], rng: random.Random, redelivery_rate: float) -> None:
         self.feeds, self.rng, self.redelivery_rate = feeds, rng, redelivery_rate
         self.live: dict[str, dict[str, tuple[dict[str, Any], dict[str, str | None]]]] = {
-            f.table.table_id: {} for f in feeds
+            f.table.table_id: SortedKeyDict() for f in feeds
         }
         self.next_id: Counter[str] = Counter()
         self.truncated: dict[str, list[dict[str, Any]]] = {}  # table_id -> rows a truncate removed
@@ -387,7 +388,7 @@ class _Simulation:
         if not live:
             self.insert(feed)
             return
-        old, old_text = live.pop(self.rng.choice(sorted(live)))
+        old, old_text = live.pop(self.rng.choice(live.sorted_keys()))
         sent, text = dict(old), dict(old_text)
         for name, value in self._new_key(table).items():
             sent[name], text[name] = self._cell(table.column(name), value)
@@ -433,9 +434,9 @@ class _Simulation:
         if not live or roll < 0.45:
             self.insert(feed)
         elif roll < 0.82:
-            self.update(feed, self.rng.choice(sorted(live)))
+            self.update(feed, self.rng.choice(live.sorted_keys()))
         elif roll < 0.96 or feed.schemaless:
-            self.delete(feed, self.rng.choice(sorted(live)))
+            self.delete(feed, self.rng.choice(live.sorted_keys()))
         else:
             self.change_key(feed)
 

@@ -1,0 +1,367 @@
+"""Benchmark the whole pipeline: generate N messages across the four producers, land them, run
+a full `dbt build`, then land 1 % more and run an incremental `dbt build`.
+
+    .venv/bin/python benchmarks/pipeline.py --messages 10000 [--scale 10] [--workdir DIR] [--keep]
+
+N is split evenly over CES, Debezium, DataWorks and Qlik (a quarter each, calibrated from a
+small generated sample of each: their messages per row change differ). Each producer's traffic
+is generated once at N/4 × 1.01 messages; then every message file is cut in two: its first
+100/101 go to `base/`, the rest to `more/` as new files. So the extra 1 % continues the same
+streams (later commit positions, updates of existing keys and new keys, late redeliveries,
+halves of update pairs and split events whose other part was in the base).
+
+Every phase runs as a separate process, the way a user runs it, against a fresh lakehouse
+(`$CDC_LAKEHOUSE_DIR` under the work directory), timed with time.perf_counter:
+
+    generate           python -m python_ingest generate (one process per producer)
+    spark start-up     benchmarks/bare_parse.py --noop: start Spark with the target's settings, select 1
+    dbt start-up       dbt debug (dbt + Spark session, connection test)
+    land               python -m python_ingest land (one process per producer and container)
+    bare Spark parse   benchmarks/bare_parse.py: from_json of every producer to the change shape
+    dbt build (full)   dbt build
+    land (+1 %)        python -m python_ingest land of the new files
+    dbt build (incr.)  dbt build
+
+Reports a markdown table (phase, seconds, messages/s) and the ratios full build ÷ bare parse,
+incremental ÷ full and (with --scale) 10× ÷ 1×, each also without start-up (a phase's seconds
+minus its processes' start-up), in `WORKDIR/results.md` and `WORKDIR/results.json`, with the
+machine in the header. Not a test: absolute times on a shared machine are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+DBT = ROOT / ".venv" / "bin" / "dbt"
+PRODUCERS = ("ces", "debezium", "dataworks", "qlik")
+SEED = 11
+INCREMENT = 0.01
+CALIBRATION_CHANGES = 2000
+# (producer, container, sub-directory of the producer's files)
+LANDINGS = (
+    ("ces", "jsonl", ""),
+    ("debezium", "kcat", "kcat"),
+    ("debezium", "jsonl", "jsonl"),
+    ("dataworks", "jsonl", ""),
+    ("qlik", "jsonl", ""),
+)
+
+
+@dataclass
+class Phase:
+    name: str
+    seconds: float
+    messages: int | None = None  # messages the phase handled (for messages/s)
+    processes: int = 1  # separate processes, each starting Python (and Spark, for Spark phases)
+    spark: bool = True  # whether each process starts Spark
+    detail: str = ""
+
+    @property
+    def rate(self) -> float | None:
+        return self.messages / self.seconds if self.messages and self.seconds > 0 else None
+
+
+@dataclass
+class Run:
+    target_messages: int
+    base_messages: int = 0
+    more_messages: int = 0
+    base_bytes: int = 0
+    per_producer: dict[str, dict[str, int]] = field(default_factory=dict)
+    phases: list[Phase] = field(default_factory=list)
+
+    def phase(self, name: str) -> Phase:
+        return next(p for p in self.phases if p.name == name)
+
+    def seconds(self, name: str, without_startup: bool = False) -> float:
+        phase = self.phase(name)
+        if not without_startup or not phase.spark:
+            return phase.seconds
+        startup = self.phase("dbt start-up" if name.startswith("dbt build") else "spark start-up").seconds
+        return max(phase.seconds - phase.processes * startup, 1e-9)
+
+
+def run_process(args: list[str], env: dict[str, str], log: Path) -> tuple[float, str]:
+    """Run one command from the repository root; its seconds and output (also appended to `log`)."""
+    started = time.perf_counter()
+    result = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    output = result.stdout + result.stderr
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"$ {' '.join(args)}\n{output}\n[{seconds:.1f}s, exit {result.returncode}]\n\n")
+    if result.returncode != 0:
+        raise SystemExit(f"failed ({result.returncode}): {' '.join(args)}\n{output[-3000:]}")
+    return seconds, output
+
+
+def message_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name != "expected_current.json")
+
+
+def count_lines(paths: list[Path]) -> int:
+    total = 0
+    for path in paths:
+        with path.open("rb") as handle:
+            total += sum(1 for line in handle if line.strip())
+    return total
+
+
+def calibrate(workdir: Path, env: dict[str, str], log: Path) -> dict[str, float]:
+    """Messages per row change of each generator, from a small sample."""
+    ratios = {}
+    for producer in PRODUCERS:
+        out = workdir / "calibration" / producer
+        shutil.rmtree(out, ignore_errors=True)
+        generate = ["-m", "python_ingest", "generate", "--format", producer]
+        run_process(
+            [str(PYTHON), *generate, "--changes", str(CALIBRATION_CHANGES), "--seed", str(SEED), str(out)],
+            env,
+            log,
+        )
+        ratios[producer] = count_lines(message_files(out)) / CALIBRATION_CHANGES
+    shutil.rmtree(workdir / "calibration", ignore_errors=True)
+    return ratios
+
+
+def split_files(source: Path, base: Path, more: Path, increment: float) -> tuple[int, int]:
+    """Cut every message file: its first 1/(1+increment) lines to `base`, the rest to `more` (a new
+    file of the same relative path). Streams line by line. Returns (base lines, more lines)."""
+    kept = moved = 0
+    for path in message_files(source):
+        with path.open("rb") as handle:
+            lines = sum(1 for _ in handle)
+        cut = round(lines / (1 + increment))
+        relative = path.relative_to(source)
+        (base / relative).parent.mkdir(parents=True, exist_ok=True)
+        with path.open("rb") as handle, (base / relative).open("wb") as head:
+            tail = None
+            for number, line in enumerate(handle):
+                if number < cut:
+                    head.write(line)
+                    continue
+                if tail is None:
+                    (more / relative).parent.mkdir(parents=True, exist_ok=True)
+                    tail = (more / relative).open("wb")
+                tail.write(line)
+            if tail is not None:
+                tail.close()
+        kept, moved = kept + cut, moved + lines - cut
+    return kept, moved
+
+
+def land_commands(root: Path) -> list[list[str]]:
+    commands = []
+    for producer, container, sub in LANDINGS:
+        directory = root / producer / sub if sub else root / producer
+        if directory.is_dir() and message_files(directory):
+            land = ["-m", "python_ingest", "land", "--format", producer, "--container", container]
+            commands.append([str(PYTHON), *land, str(directory)])
+    return commands
+
+
+def timed(commands: list[list[str]], env: dict[str, str], log: Path) -> float:
+    return sum(run_process(command, env, log)[0] for command in commands)
+
+
+def benchmark(messages: int, workdir: Path, keep: bool) -> Run:
+    """One measured run for N = `messages`."""
+    home = workdir / f"n{messages}"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    log = home / "commands.log"
+    env = {
+        **os.environ,
+        "CDC_LAKEHOUSE_DIR": str(home / "lakehouse"),
+        "DBT_TARGET_PATH": str(home / "dbt-target"),
+        "DBT_LOG_PATH": str(home / "dbt-logs"),
+        "DBT_PROFILES_DIR": str(ROOT),
+        "PYTHONPATH": str(ROOT),
+    }
+    run = Run(messages)
+    print(f"\n== N = {messages:,} messages ({home})", flush=True)
+    ratios = calibrate(workdir, env, log)
+    generated, base, more = home / "generated", home / "base", home / "more"
+    seconds = 0.0
+    for producer in PRODUCERS:
+        changes = max(1, math.ceil(messages * (1 + INCREMENT) / len(PRODUCERS) / ratios[producer]))
+        generate = ["-m", "python_ingest", "generate", "--format", producer, "--changes", str(changes)]
+        spent, _ = run_process(
+            [str(PYTHON), *generate, "--seed", str(SEED), str(generated / producer)], env, log
+        )
+        seconds += spent
+        kept, moved = split_files(generated / producer, base / producer, more / producer, INCREMENT)
+        run.per_producer[producer] = {"changes": changes, "base_messages": kept, "more_messages": moved}
+        print(f"   generated {producer}: {kept + moved:,} messages in {spent:.1f}s", flush=True)
+    run.base_messages = sum(p["base_messages"] for p in run.per_producer.values())
+    run.more_messages = sum(p["more_messages"] for p in run.per_producer.values())
+    run.base_bytes = sum(p.stat().st_size for p in message_files(base))
+    if not keep:
+        shutil.rmtree(generated)
+    total = run.base_messages + run.more_messages
+    run.phases.append(Phase("generate", seconds, total, len(PRODUCERS), spark=False))
+
+    steps: list[tuple[str, list[list[str]], int | None]] = [
+        ("spark start-up", [[str(PYTHON), "benchmarks/bare_parse.py", "--noop"]], None),
+        ("dbt start-up", [[str(DBT), "debug"]], None),
+        ("land", land_commands(base), run.base_messages),
+        ("bare Spark parse", [[str(PYTHON), "benchmarks/bare_parse.py"]], run.base_messages),
+        ("dbt build (full)", [[str(DBT), "build"]], run.base_messages),
+        ("land (+1%)", land_commands(more), run.more_messages),
+        ("dbt build (incremental)", [[str(DBT), "build"]], run.more_messages),
+    ]
+    for name, commands, handled in steps:
+        spent = timed(commands, env, log)
+        run.phases.append(Phase(name, spent, handled, len(commands)))
+        print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
+    if not keep:
+        for directory in ("base", "more", "lakehouse", "dbt-target"):
+            shutil.rmtree(home / directory, ignore_errors=True)
+    return run
+
+
+# -- the machine and the report -------------------------------------------------------
+def machine() -> dict[str, str]:
+    def first_line(command: list[str]) -> str:
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+        except OSError:
+            return "?"
+        return ((result.stdout or "") + (result.stderr or "")).strip().splitlines()[0]
+
+    memory = "?"
+    meminfo = Path("/proc/meminfo")
+    if meminfo.is_file():
+        match = re.search(r"MemTotal:\s+(\d+) kB", meminfo.read_text())
+        memory = f"{int(match.group(1)) / 1024**2:.1f} GiB" if match else "?"
+    cpu = "?"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        match = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text())
+        cpu = match.group(1).strip() if match else "?"
+    pyspark = first_line([str(PYTHON), "-c", "import pyspark; print(pyspark.__version__)"])
+    return {
+        "cpu": cpu,
+        "nproc": str(os.cpu_count()),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": first_line([str(PYTHON), "--version"]).removeprefix("Python "),
+        "java": first_line(["java", "-version"]),
+        "pyspark": pyspark,
+        "spark cores": os.environ.get("CDC_SPARK_CORES", "*"),
+        "driver memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", "4g"),
+        "shuffle partitions": os.environ.get("CDC_SHUFFLE_PARTITIONS", "4"),
+        "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
+    """(ratio, with start-up, without start-up)."""
+    out = []
+    for run in runs:
+        n = f"N={run.target_messages:,}"
+        for label, top, bottom in (
+            ("full build ÷ bare Spark parse", "dbt build (full)", "bare Spark parse"),
+            ("incremental build ÷ full build", "dbt build (incremental)", "dbt build (full)"),
+        ):
+            out.append(
+                (
+                    f"{label} ({n})",
+                    run.seconds(top) / run.seconds(bottom),
+                    run.seconds(top, True) / run.seconds(bottom, True),
+                )
+            )
+    if len(runs) == 2:
+        small, large = runs
+        factor = large.target_messages / small.target_messages
+        for name in ("land", "bare Spark parse", "dbt build (full)", "dbt build (incremental)"):
+            out.append(
+                (
+                    f"{name}: {factor:g}× data ÷ 1× data",
+                    large.seconds(name) / small.seconds(name),
+                    large.seconds(name, True) / small.seconds(name, True),
+                )
+            )
+    return out
+
+
+def report(runs: list[Run], host: dict[str, str]) -> str:
+    lines = ["# Pipeline benchmark", "", "Machine: " + ", ".join(f"{k} {v}" for k, v in host.items()), ""]
+    for run in runs:
+        lines += [
+            f"## N = {run.target_messages:,} messages",
+            "",
+            f"Landed {run.base_messages:,} messages ({run.base_bytes / 1024**2:.1f} MiB), then "
+            f"{run.more_messages:,} more; per producer: "
+            + ", ".join(
+                f"{k} {v['base_messages']:,} + {v['more_messages']:,}" for k, v in run.per_producer.items()
+            ),
+            "",
+            "| phase | processes | seconds | messages | messages/s |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for phase in run.phases:
+            rate = (
+                "–" if not phase.rate else f"{phase.rate:,.0f}" if phase.rate >= 100 else f"{phase.rate:.1f}"
+            )
+            handled = f"{phase.messages:,}" if phase.messages else "–"
+            lines.append(f"| {phase.name} | {phase.processes} | {phase.seconds:.1f} | {handled} | {rate} |")
+        lines.append("")
+    lines += [
+        "## Ratios",
+        "",
+        "Without start-up: each phase's seconds minus, per process, the start-up measured alone "
+        "(spark start-up for land and the bare parse, dbt start-up for dbt build).",
+        "",
+        "| ratio | with start-up | without start-up |",
+        "|---|---:|---:|",
+        *(f"| {label} | {a:.2f} | {b:.2f} |" for label, a, b in ratios(runs)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, required=True, help="N: messages across the four producers")
+    parser.add_argument("--scale", type=int, default=None, help="a second run at SCALE × N (e.g. 10)")
+    parser.add_argument("--workdir", type=Path, default=None, help="where to work (default: a new /tmp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep generated files and lakehouses")
+    args = parser.parse_args(argv)
+    if args.messages < 100 or (args.scale is not None and args.scale < 2):
+        parser.error("--messages must be at least 100 and --scale at least 2")
+    if not PYTHON.exists() or not DBT.exists():
+        parser.error("run scripts/setup.sh first: .venv/bin/python and .venv/bin/dbt are needed")
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    host = machine()
+    sizes = [args.messages] + ([args.messages * args.scale] if args.scale else [])
+    runs = [benchmark(n, workdir, args.keep) for n in sizes]
+    text = report(runs, host)
+    (workdir / "results.md").write_text(text, encoding="utf-8")
+    results = {
+        "machine": host,
+        "runs": [{**asdict(r), "phases": [{**asdict(p), "rate": p.rate} for p in r.phases]} for r in runs],
+        "ratios": [{"ratio": label, "with_startup": a, "without_startup": b} for label, a, b in ratios(runs)],
+    }
+    (workdir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print("\n" + text)
+    print(f"written: {workdir / 'results.md'}, {workdir / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
