@@ -355,9 +355,17 @@ def model_entries(table_id: str, publish_as: str, columns: Sequence[SourceColumn
     return [current, history]
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes shared values out each time (no YAML anchors and aliases)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def render_models_yml(entries: Sequence[Mapping[str, Any]]) -> str:
-    body = yaml.safe_dump(
+    body = yaml.dump(
         {"version": 2, "models": list(entries)},
+        Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
         width=100,

@@ -39,9 +39,7 @@ def seed_rows(result: sc.ScaffoldResult) -> list[dict[str, str]]:
 
 def test_new_tables_are_declared_unpublished_unless_named() -> None:
     result = sc.scaffold(HEADER, [*ORDERS, *ITEMS], named=["erp.items"])
-    assert result.seed_text == (
-        HEADER + "erp.items,items,,,,,\n" + "salesdb.dbo.orders,,,,,,\n"
-    )
+    assert result.seed_text == (HEADER + "erp.items,items,,,,,\n" + "salesdb.dbo.orders,,,,,,\n")
     assert result.added_tables == ["erp.items", "salesdb.dbo.orders"]
     assert sorted(result.files) == [sc.MODELS_YML, "items.sql", "items_history.sql"]
 
@@ -56,7 +54,11 @@ def test_publish_all_publishes_every_new_table() -> None:
 
 
 def test_existing_user_values_are_kept_and_only_new_tables_appended() -> None:
-    seed = HEADER + "salesdb.dbo.orders,sales_orders,order_id;line,updated_at,1,false,true\nzz.unknown,,,,,,\n"
+    seed = (
+        HEADER
+        + "salesdb.dbo.orders,sales_orders,order_id;line,updated_at,1,false,true\n"
+        + "zz.unknown,,,,,,\n"
+    )
     result = sc.scaffold(seed, [*ORDERS, *ITEMS], publish_all=True)
     assert result.seed_text == seed + "erp.items,items,,,,,\n"
     # --publish-all does not publish a declared table whose publish_as was left empty.
@@ -255,3 +257,8 @@ def test_a_new_source_column_becomes_a_new_column() -> None:
         "change_id",
     ]
     assert second.files["items.sql"] == first.files["items.sql"]
+
+
+def test_models_yml_has_no_yaml_aliases() -> None:
+    text = sc.scaffold(HEADER, ORDERS, named=["salesdb.dbo.orders"]).files[sc.MODELS_YML]
+    assert "&id" not in text and "*id" not in text
