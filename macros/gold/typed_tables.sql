@@ -71,38 +71,40 @@
             'Typed model ' ~ model.name ~ ' declares no columns: run `python -m python_ingest scaffold`.'
         ) }}
     {%- endif -%}
+    {%- set expressions = [] -%}
     {%- for column in model.columns.values() -%}
         {%- set source_column = typed_source_column(column) -%}
         {%- if source_column is not none -%}
-            {{ typed_value('row_data[' ~ typed_text_literal(source_column) ~ ']', column.data_type) }} as `{{ column.name }}`
+            {%- set raw = 'row_data[' ~ typed_text_literal(source_column) ~ ']' -%}
+            {%- do expressions.append(typed_value(raw, column.data_type) ~ ' as `' ~ column.name ~ '`') -%}
         {%- elif column.name in metadata_columns -%}
-            {{ column.name }}
+            {%- do expressions.append(column.name) -%}
         {%- else -%}
             {{ exceptions.raise_compiler_error(
                 'Column ' ~ column.name ~ ' of ' ~ model.name ~ ' is neither a source column (meta.source_column) '
                 ~ 'nor one of ' ~ (metadata_columns | join(', '))
             ) }}
         {%- endif -%}
-        {{- ',' if not loop.last }}
-    {% endfor -%}
+    {%- endfor -%}
+    {{ expressions | join(',\n    ') }}
 {%- endmacro %}
 
 
 {#- gold.<name>_history: the SCD type-2 versions of one source table, typed. -#}
 {% macro typed_history(table_id) -%}
-    select
-        {{ typed_select_list(typed_metadata_columns()) }}
-    from {{ ref('cdc_history') }}
-    where table_id = {{ typed_text_literal(table_id) }}
+select
+    {{ typed_select_list(typed_metadata_columns()) }}
+from {{ ref('cdc_history') }}
+where table_id = {{ typed_text_literal(table_id) }}
 {%- endmacro %}
 
 
 {#- gold.<name>: the live rows of one source table, typed. -#}
 {% macro typed_current(table_id) -%}
-    select
-        {{ typed_select_list(['valid_from', 'change_id']) }}
-    from {{ ref('cdc_current') }}
-    where table_id = {{ typed_text_literal(table_id) }}
+select
+    {{ typed_select_list(['valid_from', 'change_id']) }}
+from {{ ref('cdc_current') }}
+where table_id = {{ typed_text_literal(table_id) }}
 {%- endmacro %}
 
 

@@ -262,3 +262,30 @@ def test_a_new_source_column_becomes_a_new_column() -> None:
 def test_models_yml_has_no_yaml_aliases() -> None:
     text = sc.scaffold(HEADER, ORDERS, named=["salesdb.dbo.orders"]).files[sc.MODELS_YML]
     assert "&id" not in text and "*id" not in text
+
+
+def test_cli_refuses_a_bad_table_id_with_exit_2_before_spark() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-m", "python_ingest", "scaffold", "Sales.Orders"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "error: 'Sales.Orders' is not a table id" in result.stderr
+
+
+def test_committed_published_models_are_what_scaffold_writes_for_the_committed_seed() -> None:
+    root = Path(__file__).resolve().parents[2]
+    published = root / sc.PUBLISHED_DIR
+    committed = {path.name: path.read_text(encoding="utf-8") for path in published.iterdir()}
+    seed = (root / sc.SEED_PATH).read_text(encoding="utf-8")
+    # Columns as the committed YAML records them (silver is not needed for this check).
+    result = sc.scaffold(seed, [], previous_yml=committed[sc.MODELS_YML])
+    assert result.seed_text == seed
+    assert result.files == committed
