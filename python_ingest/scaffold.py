@@ -104,7 +104,7 @@ class TypedColumn:
 
     @property
     def data_type(self) -> str:
-        return (self.source.spark_type or "string").strip().lower()
+        return spark_type_name(self.source.spark_type)
 
 
 @dataclass
@@ -116,6 +116,30 @@ class ScaffoldResult:
     added_tables: list[str] = field(default_factory=list)
     published: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+# Other spellings of Spark types, as Spark itself names them (what an enforced contract compares).
+_TYPE_ALIASES = {
+    "integer": "int",
+    "long": "bigint",
+    "short": "smallint",
+    "byte": "tinyint",
+    "real": "float",
+    "bool": "boolean",
+    "text": "string",
+    "varchar": "string",
+    "dec": "decimal(10,0)",
+    "decimal": "decimal(10,0)",
+    "numeric": "decimal(10,0)",
+}
+
+
+def spark_type_name(spark_type: str | None) -> str:
+    """A Spark type as Spark names it: lower case, no spaces, aliases resolved
+    (``Decimal(10, 2)`` → ``decimal(10,2)``, ``long`` → ``bigint``); none → string."""
+    name = re.sub(r"\s+", "", (spark_type or "string").lower()) or "string"
+    name = re.sub(r"^(?:dec|numeric)\(", "decimal(", name)
+    return _TYPE_ALIASES.get(name, name)
 
 
 # --- names -----------------------------------------------------------------

@@ -289,3 +289,19 @@ def test_committed_published_models_are_what_scaffold_writes_for_the_committed_s
     result = sc.scaffold(seed, [], previous_yml=committed[sc.MODELS_YML])
     assert result.seed_text == seed
     assert result.files == committed
+
+
+@pytest.mark.parametrize(
+    ("spark_type", "expected"),
+    [
+        ("int", "int"),
+        ("Decimal(10, 2)", "decimal(10,2)"),
+        ("numeric(5,1)", "decimal(5,1)"),
+        ("long", "bigint"),
+        ("INTEGER", "int"),
+        (None, "string"),
+        ("timestamp", "timestamp"),
+    ],
+)
+def test_spark_types_are_spelled_as_spark_does(spark_type: str | None, expected: str) -> None:
+    assert sc.spark_type_name(spark_type) == expected
