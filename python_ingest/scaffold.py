@@ -344,10 +344,35 @@ def _metadata_entries(metadata: Sequence[tuple[str, str, str]]) -> list[dict[str
     return [{"name": name, "description": text, "data_type": kind} for name, kind, text in metadata]
 
 
-def model_entries(table_id: str, publish_as: str, columns: Sequence[SourceColumn]) -> list[dict[str, Any]]:
-    """The two YAML model entries of a published table."""
+def key_names(typed: Sequence[TypedColumn], key_columns: str = "") -> list[str]:
+    """The typed names of a table's key: the seed's ``key_columns`` (source
+    names separated by ``;``) when it names known columns, else the columns
+    silver marks as primary key."""
+    by_source = {c.source.column_name: c.name for c in typed}
+    declared = [name.strip() for name in key_columns.split(";") if name.strip()]
+    if declared and all(name in by_source for name in declared):
+        return [by_source[name] for name in declared]
+    return [c.name for c in typed if c.source.is_primary_key]
+
+
+def _grain_test(columns: Sequence[str]) -> dict[str, Any]:
+    return {
+        "unique_combination_of_columns": {
+            "arguments": {"combination_of_columns": list(columns)},
+            "config": {"severity": "warn"},
+        }
+    }
+
+
+def model_entries(
+    table_id: str, publish_as: str, columns: Sequence[SourceColumn], key_columns: str = ""
+) -> list[dict[str, Any]]:
+    """The two YAML model entries of a published table. Tests (all severity
+    warn, so a source's surprise never fails a build): values that do not
+    fit their type, source columns not declared, and the grain (key, plus
+    version_number in the history) when the key is known."""
     typed = typed_columns(columns)
-    keys = [c.name for c in typed if c.source.is_primary_key]
+    keys = key_names(typed, key_columns)
     key_text = f" Key: {', '.join(keys)}." if keys else ""
     source_entries = [_column_entry(c) for c in typed]
     test_arguments = {"arguments": {"table_id": table_id}, "config": {"severity": "warn"}}
@@ -363,6 +388,7 @@ def model_entries(table_id: str, publish_as: str, columns: Sequence[SourceColumn
         "data_tests": [
             {"typed_values_fit_types": dict(test_arguments)},
             {"source_columns_are_published": dict(test_arguments)},
+            *([_grain_test([*keys, "version_number"])] if keys else []),
         ],
         "columns": [*source_entries, *_metadata_entries(HISTORY_METADATA)],
     }
@@ -374,6 +400,7 @@ def model_entries(table_id: str, publish_as: str, columns: Sequence[SourceColumn
             "scaffold from seeds/cdc_tables.csv."
         ),
         "config": {"contract": {"enforced": True}},
+        **({"data_tests": [_grain_test(keys)]} if keys else {}),
         "columns": [*source_entries, *_metadata_entries(CURRENT_METADATA)],
     }
     return [current, history]
@@ -463,7 +490,7 @@ def scaffold(
             continue
         if table_id not in by_table:
             warnings.append(f"{table_id} is not in {REGISTRY}: its models keep their previous columns")
-        entries.extend(model_entries(table_id, name, columns))
+        entries.extend(model_entries(table_id, name, columns, row["key_columns"]))
         files[f"{name}.sql"] = render_sql(table_id, history=False)
         files[f"{name}_history.sql"] = render_sql(table_id, history=True)
         published.append(table_id)

@@ -139,11 +139,27 @@ def test_models_have_typed_columns_in_ordinal_order_then_metadata() -> None:
     assert "`Placed At` (datetime2(7) → timestamp)" in placed["description"]
     assert "part of the primary key" in history["columns"][0]["description"]
     tests = {next(iter(t)): next(iter(t.values())) for t in history["data_tests"]}
-    assert set(tests) == {"typed_values_fit_types", "source_columns_are_published"}
+    assert set(tests) == {
+        "typed_values_fit_types",
+        "source_columns_are_published",
+        "unique_combination_of_columns",
+    }
+    assert tests.pop("unique_combination_of_columns") == {
+        "arguments": {"combination_of_columns": ["order_id", "version_number"]},
+        "config": {"severity": "warn"},
+    }
     assert all(
         t == {"arguments": {"table_id": "salesdb.dbo.orders"}, "config": {"severity": "warn"}}
         for t in tests.values()
     )
+    assert current["data_tests"] == [
+        {
+            "unique_combination_of_columns": {
+                "arguments": {"combination_of_columns": ["order_id"]},
+                "config": {"severity": "warn"},
+            }
+        }
+    ]
 
 
 def test_sql_files_are_one_macro_call_with_a_generated_header() -> None:
@@ -305,3 +321,13 @@ def test_committed_published_models_are_what_scaffold_writes_for_the_committed_s
 )
 def test_spark_types_are_spelled_as_spark_does(spark_type: str | None, expected: str) -> None:
     assert sc.spark_type_name(spark_type) == expected
+
+
+def test_the_grain_uses_the_seed_key_columns_when_they_name_known_columns() -> None:
+    typed = sc.typed_columns(ORDERS)
+    assert sc.key_names(typed) == ["order_id"]
+    assert sc.key_names(typed, "order_id; Placed At") == ["order_id", "placed_at"]
+    assert sc.key_names(typed, "no_such_column") == ["order_id"]
+    keyless = [col("a.t", "x", 1, "int")]
+    result = sc.scaffold(HEADER, keyless, named=["a.t"])
+    assert "unique_combination_of_columns" not in result.files[sc.MODELS_YML]
