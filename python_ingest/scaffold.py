@@ -71,7 +71,8 @@ RESERVED_COLUMNS = frozenset(name for name, _, _ in HISTORY_METADATA)
 RENAME_PREFIX = "source_"
 # Models a publish name must not produce: the gold models the typed ones are built on.
 RESERVED_MODELS = frozenset({"cdc_history", "cdc_current"})
-_TABLE_ID = re.compile(r"^[a-z0-9_$#@-]+(\.[a-z0-9_$#@-]+)*$")
+# Silver's table ids: lower-case, non-empty parts joined by '.' (CONTRACT §4).
+_TABLE_ID = re.compile(r"^(?!.*[A-Z])[^.\s](?:[^.]*[^.\s])?(?:\.[^.\s](?:[^.]*[^.\s])?)*$")
 _MODEL_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -315,7 +316,8 @@ def check_publish_names(rows: Sequence[Mapping[str, str]], other_models: Iterabl
 def render_sql(table_id: str, history: bool) -> str:
     macro = "typed_history" if history else "typed_current"
     what = "SCD type-2 versions" if history else "live rows"
-    return f"{SQL_HEADER}{{#- The {what} of {table_id}, typed. -#}}\n{{{{ {macro}('{table_id}') }}}}\n"
+    literal = table_id.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{SQL_HEADER}{{#- The {what} of {table_id}, typed. -#}}\n{{{{ {macro}('{literal}') }}}}\n"
 
 
 def _column_entry(column: TypedColumn) -> dict[str, Any]:

@@ -239,7 +239,7 @@ def test_a_publish_name_clashing_with_a_project_model_is_refused() -> None:
         sc.scaffold(HEADER + "erp.items,cdc_changes,,,,,\n", ITEMS, other_models={"cdc_changes"})
 
 
-@pytest.mark.parametrize("table_id", ["Sales.Orders", "no such table", "a..b"])
+@pytest.mark.parametrize("table_id", ["Sales.Orders", " a.b", "a..b", "orders.", ""])
 def test_bad_table_ids_are_refused(table_id: str) -> None:
     with pytest.raises(ScaffoldError, match="is not a table id"):
         sc.scaffold(HEADER, ORDERS, named=[table_id])
@@ -331,3 +331,10 @@ def test_the_grain_uses_the_seed_key_columns_when_they_name_known_columns() -> N
     keyless = [col("a.t", "x", 1, "int")]
     result = sc.scaffold(HEADER, keyless, named=["a.t"])
     assert "unique_combination_of_columns" not in result.files[sc.MODELS_YML]
+
+
+def test_table_ids_as_silver_spells_them_are_accepted() -> None:
+    for table_id in ("salesdb.dbo.orders", "crm.customers", "erp.order details", "x.o'brien"):
+        sc.validate_table_id(table_id)
+    sql = sc.render_sql("x.o'brien", history=True)
+    assert sql.splitlines()[-1] == "{{ typed_history('x.o\\'brien') }}"
