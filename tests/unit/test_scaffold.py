@@ -338,3 +338,15 @@ def test_table_ids_as_silver_spells_them_are_accepted() -> None:
         sc.validate_table_id(table_id)
     sql = sc.render_sql("x.o'brien", history=True)
     assert sql.splitlines()[-1] == "{{ typed_history('x.o\\'brien') }}"
+
+
+def test_a_missing_column_registry_is_a_clear_error() -> None:
+    class Catalog:
+        def tableExists(self, name: str) -> bool:  # noqa: N802 - Spark's spelling
+            return False
+
+    class Spark:
+        catalog = Catalog()
+
+    with pytest.raises(sc.RegistryMissingError, match="run `dbt build` first"):
+        sc.read_source_columns(Spark())
