@@ -1,0 +1,323 @@
+"""End to end for typed gold tables: Qlik Replicate messages with precise
+metadata types are landed and built, `python -m python_ingest scaffold`
+publishes the table into a copy of the project, and gold.<name> /
+gold.<name>_history are views with real Spark types. A value that does not
+fit its type is reported by a warn test; a column added at the source is
+reported until scaffold adds it, then appears as a new column."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from python_ingest import scaffold
+from python_ingest.cli import main
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE_ID = "typedcheck.probe"  # unique to this test: the lakehouse is shared
+V1, V2 = "c3" * 16, "d4" * 16
+COLUMNS = [
+    ("ID", "INT4", 0, 0, 1),
+    ("NAME", "STRING", 0, 0, 0),
+    ("PRICE", "NUMERIC", 10, 2, 0),
+    ("ISSUED", "DATETIME", 0, 6, 0),
+    ("BORN", "DATE", 0, 0, 0),
+    ("ACTIVE", "BOOLEAN", 0, 0, 0),
+    ("PICTURE", "BYTES", 0, 0, 0),
+]
+WITH_NOTE = [*COLUMNS, ("NOTE", "STRING", 0, 0, 0)]
+ROW1 = {
+    "ID": "1",
+    "NAME": "First",
+    "PRICE": "12.5",
+    "ISSUED": "2025-01-02 03:04:05.123400",
+    "BORN": "1990-05-17",
+    "ACTIVE": "1",
+    "PICTURE": "DEADBEEF",
+}
+ROW2 = {**ROW1, "ID": "2", "NAME": "Bad price", "PRICE": "n/a", "ACTIVE": "0", "PICTURE": None}
+
+
+def metadata(schema_id: str, version: int, columns: list[tuple]) -> str:
+    return json.dumps(
+        {
+            "magic": "atMSG",
+            "type": "MD",
+            "headers": None,
+            "messageSchemaId": None,
+            "messageSchema": None,
+            "message": {
+                "schemaId": schema_id,
+                "lineage": {
+                    "server": "r1",
+                    "task": "typed",
+                    "schema": "TYPEDCHECK",
+                    "table": "PROBE",
+                    "tableVersion": version,
+                    "timestamp": f"2025-07-0{version}T00:00:00.000000",
+                },
+                "tableStructure": {
+                    "tableColumns": {
+                        name: {
+                            "ordinal": i + 1,
+                            "type": kind,
+                            "length": 0,
+                            "precision": precision,
+                            "scale": scale,
+                            "primaryKeyPosition": key,
+                        }
+                        for i, (name, kind, precision, scale, key) in enumerate(columns)
+                    }
+                },
+                "dataSchema": "{}",
+            },
+        }
+    )
+
+
+def data(
+    operation: str, seq: int, row: dict, schema_id: str = V1, change: str = "7F", sent: str = "7F"
+) -> str:
+    return json.dumps(
+        {
+            "magic": "atMSG",
+            "type": "DT",
+            "headers": None,
+            "messageSchemaId": schema_id,
+            "messageSchema": None,
+            "message": {
+                "data": row,
+                "beforeData": None,
+                "headers": {
+                    "operation": operation,
+                    "changeSequence": f"{20250701000000000000000000000000000 + seq}",
+                    "timestamp": f"2025-07-10 00:00:{seq:02d}.000000",
+                    "streamPosition": "",
+                    "transactionId": f"T{seq}",
+                    "changeMask": change,
+                    "columnMask": sent,
+                    "transactionEventCounter": 1,
+                    "transactionLastEvent": True,
+                },
+            },
+        }
+    )
+
+
+def copy_project(destination: Path) -> Path:
+    """The dbt project without lakehouse, target or tests other than tests/dbt."""
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy(ROOT / name, destination / name)
+    for name in ("models", "macros", "seeds", "tests/dbt"):
+        shutil.copytree(ROOT / name, destination / name)
+    return destination
+
+
+def results_by_name(result) -> dict[str, object]:
+    return {r.node.name: r for r in result.result.results}
+
+
+def run_scaffold(project: Path, *tables: str) -> tuple[int, str]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        code = main(["scaffold", "--project-dir", str(project), *tables])
+    return code, buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def typed(spark, land, dbt, tmp_path_factory):
+    work = tmp_path_factory.mktemp("typed")
+    project = copy_project(tmp_path_factory.mktemp("typed-project"))
+    target = work / "target"
+
+    def build(*args: str):
+        return dbt("build", "--project-dir", str(project), "--target-path", str(target), *args)
+
+    first = work / "run1.jsonl"
+    first.write_text(
+        "\n".join(
+            [
+                metadata(V1, 1, COLUMNS),
+                data("INSERT", 1, ROW1),
+                data("INSERT", 2, ROW2),
+                data("UPDATE", 3, {**ROW1, "NAME": "Renamed", "PRICE": "20"}, change="06"),
+            ]
+        )
+        + "\n"
+    )
+    assert land("--format", "qlik", "--container", "jsonl", first).exit_code == 0
+    build()
+    code, output = run_scaffold(project, TABLE_ID)
+    assert code == 0, output
+    rows = {r["table_id"]: r for r in csv.DictReader((project / scaffold.SEED_PATH).open())}
+    name = rows[TABLE_ID]["publish_as"]
+    first_build = results_by_name(build("--select", name, f"{name}_history", "--store-failures"))
+    rescaffold = run_scaffold(project)
+
+    second = work / "run2.jsonl"
+    second.write_text(
+        "\n".join(
+            [
+                metadata(V2, 2, WITH_NOTE),
+                data(
+                    "UPDATE", 4, {**ROW1, "NAME": "Renamed", "PRICE": "20", "NOTE": "hello"}, V2, "80", "FF"
+                ),
+            ]
+        )
+        + "\n"
+    )
+    assert land("--format", "qlik", "--container", "jsonl", second).exit_code == 0
+    before_scaffold = results_by_name(build())
+    evolved = run_scaffold(project)
+    assert evolved[0] == 0, evolved[1]
+    build("--select", name, f"{name}_history")
+    return {
+        "name": name,
+        "project": project,
+        "scaffold_output": output,
+        "rescaffold": rescaffold,
+        "first_build": first_build,
+        "before_scaffold": before_scaffold,
+        "evolved": evolved[1],
+    }
+
+
+def test_scaffold_declares_and_publishes_the_named_table(typed) -> None:
+    name, project = typed["name"], typed["project"]
+    assert name in ("probe", "typedcheck_probe")
+    rows = {r["table_id"]: r for r in csv.DictReader((project / scaffold.SEED_PATH).open())}
+    # Every other table found in silver is declared too, unpublished.
+    assert all(not r["publish_as"] for t, r in rows.items() if t != TABLE_ID and t not in _committed())
+    published = project / scaffold.PUBLISHED_DIR
+    assert (published / f"{name}.sql").is_file() and (published / f"{name}_history.sql").is_file()
+    # Re-running changes nothing: byte-identical files.
+    assert typed["rescaffold"][0] == 0
+    assert "already up to date" in typed["rescaffold"][1]
+
+
+def _committed() -> set[str]:
+    with (ROOT / scaffold.SEED_PATH).open() as seed:
+        return {r["table_id"] for r in csv.DictReader(seed) if r["publish_as"]}
+
+
+def test_typed_models_have_spark_types(spark, typed) -> None:
+    name = typed["name"]
+    expected = [
+        ("id", "int"),
+        ("name", "string"),
+        ("price", "decimal(10,2)"),
+        ("issued", "timestamp"),
+        ("born", "date"),
+        ("active", "boolean"),
+        ("picture", "binary"),
+        ("note", "string"),
+    ]
+    assert spark.table(f"gold.{name}").dtypes == [
+        *expected,
+        ("valid_from", "timestamp"),
+        ("change_id", "string"),
+    ]
+    assert spark.table(f"gold.{name}_history").dtypes == [
+        *expected,
+        ("version_number", "int"),
+        ("valid_from", "timestamp"),
+        ("valid_to", "timestamp"),
+        ("is_current", "boolean"),
+        ("is_deleted", "boolean"),
+        ("operation", "string"),
+        ("change_id", "string"),
+    ]
+
+
+def test_live_rows_hold_typed_values(spark, typed) -> None:
+    rows = spark.sql(
+        "select id, name, price, cast(issued as string) as issued, born, active, picture, note, "
+        f"cast(valid_from as string) as valid_from from gold.{typed['name']} where id >= 1 order by id"
+    ).collect()
+    assert [r.asDict() for r in rows] == [
+        {
+            "id": 1,
+            "name": "Renamed",
+            "price": pytest.approx(20),
+            "issued": "2025-01-02 03:04:05.1234",
+            "born": datetime.date(1990, 5, 17),
+            "active": True,
+            "picture": bytearray(b"\xde\xad\xbe\xef"),
+            "note": "hello",
+            "valid_from": "2025-07-10 00:00:04",
+        },
+        {
+            "id": 2,
+            "name": "Bad price",
+            "price": None,  # "n/a" does not fit decimal(10,2): reported by the warn test
+            "issued": "2025-01-02 03:04:05.1234",
+            "born": datetime.date(1990, 5, 17),
+            "active": False,
+            "picture": None,
+            "note": None,
+            "valid_from": "2025-07-10 00:00:02",
+        },
+    ]
+    assert str(rows[0].price) == "20.00"
+
+
+def test_history_answers_a_point_in_time_query(spark, typed) -> None:
+    def as_of(ts: str) -> list[tuple]:
+        return [
+            tuple(r)
+            for r in spark.sql(
+                f"select id, name, cast(price as string), version_number from gold.{typed['name']}_history "
+                f"where valid_from <= timestamp'{ts}' and (valid_to > timestamp'{ts}' or valid_to is null) "
+                "and not is_deleted order by id"
+            ).collect()
+        ]
+
+    assert as_of("2025-07-10 00:00:01.5") == [(1, "First", "12.50", 1)]
+    assert as_of("2025-07-10 00:00:03") == [(1, "Renamed", "20.00", 2), (2, "Bad price", None, 1)]
+    assert as_of("2025-07-10 00:00:05")[0] == (1, "Renamed", "20.00", 3)
+
+
+def test_a_value_that_does_not_fit_its_type_is_reported(spark, typed) -> None:
+    results = typed["first_build"]
+    [fit] = [r for n, r in results.items() if n.startswith("typed_values_fit_types")]
+    assert str(fit.status) == "warn" and fit.failures == 1
+    [reported] = spark.sql(f"select * from {fit.node.relation_name}").collect()
+    assert (reported.column_name, reported.source_column, reported.raw_value, reported.declared_type) == (
+        "price",
+        "PRICE",
+        "n/a",
+        "decimal(10,2)",
+    )
+    assert reported.primary_key == {"ID": "2"}
+    [published] = [r for n, r in results.items() if n.startswith("source_columns_are_published")]
+    assert str(published.status) == "pass"
+
+
+def test_a_new_source_column_is_reported_then_added_by_scaffold(typed) -> None:
+    name = typed["name"]
+    results = typed["before_scaffold"]
+    [stale] = [
+        r
+        for n, r in results.items()
+        if n.startswith("source_columns_are_published")
+        and r.node.attached_node == f"model.cdc_lakehouse.{name}_history"
+    ]
+    assert str(stale.status) == "warn" and stale.failures == 1
+    assert f"wrote {scaffold.PUBLISHED_DIR / scaffold.MODELS_YML}" in typed["evolved"]
+    yml = (typed["project"] / scaffold.PUBLISHED_DIR / scaffold.MODELS_YML).read_text()
+    assert "source_column: NOTE" in yml
+
+
+def test_repository_is_left_clean(typed) -> None:
+    published = ROOT / scaffold.PUBLISHED_DIR
+    assert not (published / f"{typed['name']}.sql").exists() or typed["name"] in _committed()
+    assert TABLE_ID not in (ROOT / scaffold.SEED_PATH).read_text()
