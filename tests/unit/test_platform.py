@@ -122,3 +122,15 @@ def test_bronze_tables_follow_the_contract(source_format: str) -> None:
         ("ingest_batch_id", "string"),
     )
     assert "using iceberg" in table.create_statement()
+
+
+def test_session_bindings_are_sql_literals() -> None:
+    """Seed cells reach Spark as literals: an empty cell is NULL, not the text 'None'."""
+    import dbt.adapters.spark_embedded  # noqa: F401  (installs the binding)
+    from dbt.adapters.spark.session import SessionConnectionWrapper
+
+    fix = SessionConnectionWrapper._fix_binding
+    assert fix(None) == "null"
+    assert fix("it's") == "'it\\'s'"
+    assert fix("a\\b") == "'a\\\\b'"
+    assert fix(3) == 3.0

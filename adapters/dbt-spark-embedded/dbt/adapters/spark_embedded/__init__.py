@@ -3,9 +3,12 @@ in-process Python models and Iceberg behind Spark's session catalog.
 See adapters/dbt-spark-embedded/README.md."""
 
 from dbt.adapters.base import AdapterPlugin
+from dbt.adapters.spark_embedded import bindings
 from dbt.adapters.spark_embedded.connections import SparkEmbeddedCredentials
 from dbt.adapters.spark_embedded.impl import SparkEmbeddedAdapter
 from dbt.include import spark_embedded
+
+bindings.install()
 
 Plugin = AdapterPlugin(
     adapter=SparkEmbeddedAdapter,  # type: ignore[arg-type]
