@@ -54,9 +54,8 @@ with
 settings as (
     select
         table_id,
-        filter(transform(split(coalesce(key_columns, ''), ';'), c -> trim(c)), c -> c <> '') as key_columns,
-        filter(transform(split(coalesce(history_ignore_columns, ''), ';'), c -> trim(c)), c -> c <> '')
-            as ignore_columns,
+        {{ declared_list('key_columns') }} as key_columns,
+        {{ declared_list('history_ignore_columns') }} as ignore_columns,
         coalesce(scd_type, 2) as scd_type,
         coalesce(apply_truncate, true) as apply_truncate,
         coalesce(collapse_transactions, false) as collapse_transactions

@@ -64,9 +64,9 @@ typed as (
 declared_keys as (
     select
         table_id,
-        filter(transform(split(key_columns, ';'), c -> trim(c)), c -> c <> '') as key_columns
+        {{ declared_list('key_columns') }} as key_columns
     from {{ ref('cdc_tables') }}
-    where trim(coalesce(key_columns, '')) <> ''
+    where size({{ declared_list('key_columns') }}) > 0
 ),
 
 keyed as (
