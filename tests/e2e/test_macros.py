@@ -113,3 +113,27 @@ def test_change_mask_columns_names_the_set_bits_from_the_metadata(spark, dbt) ->
         dbt, "select {{ change_mask_columns(\"'1F'\", \"map(1, 'ID', 2, 'NAME', 4, 'SALARY', 5, 'NOTE')\") }}"
     )
     assert spark.sql(sql).first()[0] == ["ID", "NAME", "SALARY", "NOTE"]
+
+
+def test_declared_list_splits_trims_and_drops_empty_names(spark, dbt) -> None:
+    cells = ["'id'", "' order_id ; line_no ;'", "';'", "''", "null"]
+    sql = compile_inline(
+        dbt,
+        "select {{ declared_list('cell') }} as names from values "
+        + ", ".join(f"({c})" for c in cells)
+        + " as cells(cell)",
+    )
+    assert [r.names for r in spark.sql(sql).collect()] == [["id"], ["order_id", "line_no"], [], [], []]
+
+
+def test_not_null_columns_returns_the_rows_with_a_null_and_names_the_columns(spark, dbt, scratch) -> None:
+    spark.sql(
+        f"create or replace table {scratch}.nulls using iceberg as "
+        "select * from values (1, 'a', true), (null, 'b', true), (3, null, null) as t(x, y, z)"
+    )
+    call = f"test_not_null_columns(model='{scratch}.nulls', columns=['x', 'y', 'z'])"
+    rows = spark.sql(compile_inline(dbt, "{{ " + call + " }}")).collect()
+    assert sorted(r.null_columns for r in rows) == [["x"], ["y", "z"]]
+    spark.sql(f"create or replace table {scratch}.no_nulls using iceberg as select 1 as x, 'a' as y")
+    passing = f"test_not_null_columns(model='{scratch}.no_nulls', columns=['x', 'y'])"
+    assert spark.sql(compile_inline(dbt, "{{ " + passing + " }}")).count() == 0
