@@ -11,7 +11,6 @@ import contextlib
 import csv
 import datetime
 import io
-import json
 import shutil
 from pathlib import Path
 
@@ -19,22 +18,23 @@ import pytest
 
 from python_ingest import scaffold
 from python_ingest.cli import main
+from python_ingest.generators import qlik_messages as qm
 
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_ID = "typedcheck.probe"  # unique to this test: the lakehouse is shared
-V1, V2 = "c3" * 16, "d4" * 16
-COLUMNS = [
-    ("ID", "INT4", 0, 0, 1),
-    ("NAME", "STRING", 0, 0, 0),
-    ("PRICE", "NUMERIC", 10, 2, 0),
-    ("ISSUED", "DATETIME", 0, 6, 0),
-    ("BORN", "DATE", 0, 0, 0),
-    ("ACTIVE", "BOOLEAN", 0, 0, 0),
-    ("PICTURE", "BYTES", 0, 0, 0),
-]
-WITH_NOTE = [*COLUMNS, ("NOTE", "STRING", 0, 0, 0)]
+COLUMNS = (
+    qm.Column("ID", "INT4", key_position=1),
+    qm.Column("NAME", "STRING"),
+    qm.Column("PRICE", "NUMERIC", precision=10, scale=2),
+    qm.Column("ISSUED", "DATETIME", scale=6),
+    qm.Column("BORN", "DATE"),
+    qm.Column("ACTIVE", "BOOLEAN"),
+    qm.Column("PICTURE", "BYTES"),
+)
+VERSION1 = qm.TableVersion("r1", "typed", "TYPEDCHECK", "PROBE", 1, COLUMNS, datetime.datetime(2025, 7, 1))
+VERSION2 = VERSION1.add_column(qm.Column("NOTE", "STRING"), datetime.datetime(2025, 7, 2))
 ROW1 = {
     "ID": "1",
     "NAME": "First",
@@ -47,70 +47,27 @@ ROW1 = {
 ROW2 = {**ROW1, "ID": "2", "NAME": "Bad price", "PRICE": "n/a", "ACTIVE": "0", "PICTURE": None}
 
 
-def metadata(schema_id: str, version: int, columns: list[tuple]) -> str:
-    return json.dumps(
-        {
-            "magic": "atMSG",
-            "type": "MD",
-            "headers": None,
-            "messageSchemaId": None,
-            "messageSchema": None,
-            "message": {
-                "schemaId": schema_id,
-                "lineage": {
-                    "server": "r1",
-                    "task": "typed",
-                    "schema": "TYPEDCHECK",
-                    "table": "PROBE",
-                    "tableVersion": version,
-                    "timestamp": f"2025-07-0{version}T00:00:00.000000",
-                },
-                "tableStructure": {
-                    "tableColumns": {
-                        name: {
-                            "ordinal": i + 1,
-                            "type": kind,
-                            "length": 0,
-                            "precision": precision,
-                            "scale": scale,
-                            "primaryKeyPosition": key,
-                        }
-                        for i, (name, kind, precision, scale, key) in enumerate(columns)
-                    }
-                },
-                "dataSchema": "{}",
-            },
-        }
-    )
+def metadata(version: qm.TableVersion) -> str:
+    return qm.dumps(qm.metadata(version))
 
 
 def data(
-    operation: str, seq: int, row: dict, schema_id: str = V1, change: str = "7F", sent: str = "7F"
+    operation: str,
+    seq: int,
+    row: dict,
+    version: qm.TableVersion = VERSION1,
+    change: str = "7F",
+    sent: str = "7F",
 ) -> str:
-    return json.dumps(
-        {
-            "magic": "atMSG",
-            "type": "DT",
-            "headers": None,
-            "messageSchemaId": schema_id,
-            "messageSchema": None,
-            "message": {
-                "data": row,
-                "beforeData": None,
-                "headers": {
-                    "operation": operation,
-                    "changeSequence": f"{20250701000000000000000000000000000 + seq}",
-                    "timestamp": f"2025-07-10 00:00:{seq:02d}.000000",
-                    "streamPosition": "",
-                    "transactionId": f"T{seq}",
-                    "changeMask": change,
-                    "columnMask": sent,
-                    "transactionEventCounter": 1,
-                    "transactionLastEvent": True,
-                },
-            },
-        }
+    position = qm.Position(
+        f"{20250701000000000000000000000000000 + seq}",
+        f"2025-07-10 00:00:{seq:02d}.000000",
+        "",
+        f"T{seq}",
+        1,
+        True,
     )
+    return qm.dumps(qm.data(version, operation, row, None, position, change, sent, name_table=False))
 
 
 def copy_project(destination: Path) -> Path:
@@ -146,7 +103,7 @@ def typed(spark, land, dbt, tmp_path_factory):
     first.write_text(
         "\n".join(
             [
-                metadata(V1, 1, COLUMNS),
+                metadata(VERSION1),
                 data("INSERT", 1, ROW1),
                 data("INSERT", 2, ROW2),
                 data("UPDATE", 3, {**ROW1, "NAME": "Renamed", "PRICE": "20"}, change="06"),
@@ -167,9 +124,14 @@ def typed(spark, land, dbt, tmp_path_factory):
     second.write_text(
         "\n".join(
             [
-                metadata(V2, 2, WITH_NOTE),
+                metadata(VERSION2),
                 data(
-                    "UPDATE", 4, {**ROW1, "NAME": "Renamed", "PRICE": "20", "NOTE": "hello"}, V2, "80", "FF"
+                    "UPDATE",
+                    4,
+                    {**ROW1, "NAME": "Renamed", "PRICE": "20", "NOTE": "hello"},
+                    VERSION2,
+                    "80",
+                    "FF",
                 ),
             ]
         )
