@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     generate.add_argument("--seed", type=int, default=7, help="random seed (same seed, same files)")
     generate.add_argument("--database", default="gendb", help="source database name of the tables")
+    generate.add_argument(
+        "--large-every",
+        type=_non_negative_int,
+        default=25,
+        help="ces: one change in this many carries a 300 KB text and a 200 KB binary value, so its "
+        "event is split into segments (0: none; default 25)",
+    )
     generate.add_argument("out", type=Path, metavar="DIR", help="output directory")
 
     scaffold = commands.add_parser(
@@ -111,14 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
+def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _whole_number(text, 1)
+
+
+def _non_negative_int(text: str) -> int:
+    return _whole_number(text, 0)
 
 
 def land_command(args: argparse.Namespace) -> int:
@@ -196,7 +211,7 @@ def generate_command(args: argparse.Namespace) -> int:
             f"{len(paths)} file(s) in {args.out}"
         )
         return EXIT_OK
-    ces = ces_traffic.generate(**options)
+    ces = ces_traffic.generate(**options, big_every=args.large_every)
     paths = ces.write(args.out)
     messages = sum(len(p) for p in ces.partitions)
     print(

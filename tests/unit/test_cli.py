@@ -32,6 +32,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["land", "--format", "ces", "--container", "jsonl"], "PATH"),
         (["land", "--format", "ces", "--container", "jsonl", "--chunk-size", "0", "x"], "at least 1"),
         (["frobnicate"], "invalid choice"),
+        (["generate", "--format", "ces", "--large-every", "-1", "x"], "at least 0"),
     ],
 )
 def test_wrong_arguments_exit_2_with_usage(args: list[str], message: str) -> None:
@@ -69,3 +70,13 @@ def test_generate_writes_partitions_and_expected_rows(tmp_path: Path) -> None:
     )
     assert again.returncode == 0
     assert (tmp_path / "again" / "partition-0.jsonl").read_text() == "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("large_every", "split"), [("0", False), ("5", True)])
+def test_generate_large_every_sets_how_often_ces_events_are_split(
+    tmp_path: Path, large_every: str, split: bool
+) -> None:
+    out = tmp_path / "out"
+    result = run("generate", "--format", "ces", "--changes", "30", "--large-every", large_every, str(out))
+    assert result.returncode == 0, result.stderr
+    assert ("(0 split event(s)" not in result.stdout) is split
