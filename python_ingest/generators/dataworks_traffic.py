@@ -52,16 +52,17 @@ def _columns(spec: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, kind) for name, kind in (c.rsplit(":", 1) for c in spec.split()))
 
 
-def default_tables() -> tuple[dw.Table, ...]:
-    """The captured tables as they start (customers, page_visits, employees)."""
-    mysql = ("MySQL", "8.0.36", "shop", None)
+def default_tables(mysql_db: str = "shop", oracle_db: str = "ORCL") -> tuple[dw.Table, ...]:
+    """The captured tables as they start (customers, page_visits, employees), in the given source
+    databases."""
+    mysql = ("MySQL", "8.0.36", mysql_db, None)
     customers = "id:LONG name:STRING vip:BOOLEAN score:DOUBLE birthday:DATE avatar:BYTES updated_at:DATE"
     visits = f"url:STRING visitor:STRING duration:DOUBLE visited_at:DATE {dw.MYSQL_ROW_ID}:LONG"
     employees = f"NAME:STRING DEPT_ID:LONG SALARY:DOUBLE HIRE_DATE:DATE {dw.ORACLE_ROW_ID}:STRING"
     return (
         dw.Table(*mysql, "customers", _columns(customers), ("id",)),
         dw.Table(*mysql, "page_visits", _columns(visits)),
-        dw.Table("Oracle", "19.0.0.0.0", "ORCL", "HR", "EMPLOYEES", _columns(employees)),
+        dw.Table("Oracle", "19.0.0.0.0", oracle_db, "HR", "EMPLOYEES", _columns(employees)),
     )
 
 
@@ -99,9 +100,9 @@ class Traffic:
 class _Simulation:
     """The source databases: live rows, clocks and positions, and the records the task produced."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, mysql_db: str, oracle_db: str) -> None:
         self.rng = rng
-        customers, visits, employees = default_tables()
+        customers, visits, employees = default_tables(mysql_db, oracle_db)
         self.tables = {"customers": customers, "visits": visits, "employees": employees}
         self.live: dict[str, SortedKeyDict] = {name: SortedKeyDict() for name in self.tables}
         self.truncated: list[dict[str, Any]] = []
@@ -278,7 +279,8 @@ class _Simulation:
     def scratch(self, op: str) -> None:
         """CREATE, then RENAME, of a table that never gets rows (only DDL records)."""
         columns, key = (("id", "LONG"), ("payload", "STRING")), ("id",)
-        table = dw.Table("MySQL", "8.0.36", "shop", None, "import_tmp", columns, key)
+        mysql = self.tables["customers"]
+        table = dw.Table(mysql.db_type, mysql.db_version, mysql.db_name, None, "import_tmp", columns, key)
         if op == "CREATE":
             text = (
                 "CREATE TABLE `import_tmp` (`id` bigint NOT NULL, `payload` varchar(255), PRIMARY KEY (`id`))"
@@ -352,14 +354,20 @@ def _deliver(
 
 
 def generate(
-    changes: int = 200, seed: int = 7, partitions: int = 3, redelivery_rate: float = 0.05
+    changes: int = 200,
+    seed: int = 7,
+    partitions: int = 3,
+    redelivery_rate: float = 0.05,
+    mysql_db: str = "shop",
+    oracle_db: str = "ORCL",
 ) -> Traffic:
     """Simulate about `changes` row changes and deliver them as DataWorks messages. With a few dozen
     changes or more, the traffic has both update modes, transaction markers, heartbeats, the ALTER of
     orcl.hr.employees, the TRUNCATE of shop.customers followed by new rows, the CREATE and RENAME of
-    shop.import_tmp, and redeliveries including one half of an update pair."""
+    shop.import_tmp, and redeliveries including one half of an update pair. `mysql_db` and
+    `oracle_db` name the source databases (`shop`, `ORCL`)."""
     rng = random.Random(seed)
-    simulation = _Simulation(rng)
+    simulation = _Simulation(rng, mysql_db, oracle_db)
     simulation.heartbeat_due()  # the task starts: a heartbeat before any data
     schedule: list[tuple[float, str, Callable[[], None]]] = [
         (0.1, "mysql", lambda: simulation.touch("visits")),  # the first update: a pair

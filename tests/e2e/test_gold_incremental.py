@@ -145,13 +145,9 @@ def runs(spark, land, dbt, project, tmp_path_factory):
     debezium = debezium_traffic.generate(changes=150, seed=21, db="incdb")
     debezium.write(out / "debezium")
     kcat = sorted((out / "debezium" / "kcat").glob("*.jsonl"))
-    dataworks = dataworks_traffic.generate(changes=120, seed=21).write(out / "dataworks")
-    renamed = {'"dbName":"shop"': '"dbName":"incshop"', '"dbName":"ORCL"': '"dbName":"INCORCL"'}
-    for path in dataworks:  # databases of their own: other tests generate the same tables
-        text = path.read_text(encoding="utf-8")
-        for old, new in renamed.items():
-            text = text.replace(old, new)
-        path.write_text(text, encoding="utf-8")
+    # databases of their own: other tests generate the same tables into the shared lakehouse
+    dataworks = dataworks_traffic.generate(changes=120, seed=21, mysql_db="incshop", oracle_db="INCORCL")
+    dataworks = dataworks.write(out / "dataworks")
     settings = []
     for number, messages in enumerate(settings_runs()):
         path = out / f"settings-{number}.jsonl"
