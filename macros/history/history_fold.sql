@@ -11,7 +11,9 @@
     {%- set is_live = '(size(acc) > 0 and not element_at(acc, -1).is_deleted)' -%}
     {%- set deletes = "change.operation in ('delete', 'truncate')" -%}
     {%- set empty_image = 'cast(map() as map<string, string>)' -%}
-    {%- set image -%}
+    {#- The change's row image: computed once per change and bound to `image`
+        in the step below (a one-element transform), not repeated in each use. -#}
+    {%- set image_expression -%}
         case
             when {{ deletes }}
                 then coalesce({{ last }}.row_data, change.before, {{ empty_image }})
@@ -23,6 +25,7 @@
             ) }}
         end
     {%- endset -%}
+    {%- set image = 'image' -%}
     {#- Columns whose value this change alters, compared with the live version. -#}
     {%- set altered = 'filter(map_keys(' ~ image ~ '), c -> not (' ~ last ~ '.row_data[c] <=> (' ~ image ~ ')[c]))' -%}
     {%- set replaces_version = 'size(acc) > 0 and ' ~ scd_type ~ ' = 1' -%}
@@ -37,7 +40,7 @@
     aggregate(
         {{ changes }},
         {{ empty_history() }},
-        (acc, change) -> case
+        (acc, change) -> element_at(transform(array({{ image_expression }}), image -> case
             when change.operation = 'truncate' and not {{ is_live }} then acc
             when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
                 '1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
@@ -53,7 +56,7 @@
             else concat(acc, array({{ history_version(
                 'size(acc) + 1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
             ) }}))
-        end
+        end), 1)
     )
 {%- endmacro %}
 
