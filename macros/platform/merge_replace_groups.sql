@@ -6,6 +6,13 @@
   commit: rows with the same unique key are updated, new ones inserted,
   and the group's rows the run no longer produces are deleted. Models
   without `merge_replace_by` get dbt-spark's merge unchanged.
+
+  The merge reads the run's rows three times, so they are written once to a
+  scratch Iceberg table beside the target (replacement_relation); the model
+  drops it in a post-hook (drop_merge_replacement). Caching the temporary
+  view instead does not work: Spark re-analyses a temporary view at each
+  reference, and a query with CTEs then no longer matches its cached plan,
+  so every reference would recompute the model's query.
 -#}
 
 {% macro spark_embedded__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
@@ -14,9 +21,11 @@
         {{ return(spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates)) }}
     {%- endif -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
-    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
-    {#- The source (a temporary view) is read three times below: compute it once. -#}
-    {%- do run_query('cache table ' ~ source) -%}
+    {%- set target_columns = adapter.get_columns_in_relation(target) -%}
+    {%- set columns = target_columns | map(attribute='name') | list -%}
+    {%- set replacement = replacement_relation(target) -%}
+    {%- do run_query('drop table if exists ' ~ replacement ~ ' purge') -%}
+    {%- do run_query('create table ' ~ replacement ~ ' using iceberg as select * from ' ~ source) -%}
     merge into {{ target }} as dbt_internal_dest
     using (
         select
@@ -24,17 +33,22 @@
                 replacement.{{ column }},
             {% endfor -%}
             false as dbt_replace_delete
-        from {{ source }} as replacement
+        from {{ replacement }} as replacement
         union all
+        {#- A stale row is only deleted: read its key, not its other columns. #}
         select
-            {% for column in columns -%}
-                stale.{{ column }},
+            {% for column in target_columns -%}
+                {% if column.name in keys or column.name == replace_by -%}
+                    stale.{{ column.name }},
+                {% else -%}
+                    cast(null as {{ column.data_type }}) as {{ column.name }},
+                {% endif -%}
             {% endfor -%}
             true as dbt_replace_delete
         from {{ target }} as stale
-        left semi join {{ source }} as replaced_group
+        left semi join {{ replacement }} as replaced_group
             on stale.{{ replace_by }} = replaced_group.{{ replace_by }}
-        left anti join {{ source }} as kept
+        left anti join {{ replacement }} as kept
             on {% for key in keys %}stale.{{ key }} = kept.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
     ) as dbt_internal_source
         on {% for key in keys %}dbt_internal_source.{{ key }} = dbt_internal_dest.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
@@ -45,4 +59,16 @@
         {% endfor %}
     when not matched and not dbt_internal_source.dbt_replace_delete then insert ({{ columns | join(', ') }})
         values ({% for column in columns %}dbt_internal_source.{{ column }}{% if not loop.last %}, {% endif %}{% endfor %})
+{%- endmacro %}
+
+
+{#- The scratch table holding a replace-groups merge's rows: `<target>__dbt_replacement`. -#}
+{% macro replacement_relation(target) -%}
+    {{ return(target.incorporate(path={'identifier': target.identifier ~ '__dbt_replacement'})) }}
+{%- endmacro %}
+
+
+{#- Post-hook SQL dropping the scratch table of a replace-groups merge into `target`. -#}
+{% macro drop_merge_replacement(target) -%}
+    drop table if exists {{ replacement_relation(target) }} purge
 {%- endmacro %}

@@ -14,7 +14,7 @@
         post_hook=[
             "alter table {{ this }} set tblproperties ('cdc.read.cdc_changes' = '"
             ~ "{{ iceberg_read_position(ref('cdc_changes')) }}')",
-            "uncache table if exists {{ this.identifier }}__dbt_tmp",
+            "{{ drop_merge_replacement(this) }}",
         ],
     )
 }}
@@ -64,33 +64,11 @@ settings as (
 
 keyed_changes as (
     -- Every silver change, with its key as the table's settings define it.
-    select
-        changes.change_id,
-        changes.table_id,
-        changes.operation,
-        changes.commit_ts,
-        changes.sequence,
-        changes.transaction_id,
-        changes.before,
-        changes.after,
-        case
-            when size(settings.key_columns) > 0 and changes.operation <> 'truncate'
-                then map_from_arrays(
-                        settings.key_columns,
-                        transform(settings.key_columns, c -> coalesce(changes.after[c], changes.before[c]))
-                    )
-            else changes.primary_key
-        end as primary_key
-    from {{ ref('cdc_changes') }} as changes
-    left join settings on changes.table_id = settings.table_id
-    where changes.operation <> 'truncate' or coalesce(settings.apply_truncate, true)
+    {{ keyed_changes(ref('cdc_changes')) }}
 ),
 
 row_changes as (
-    select
-        *,
-        {{ key_hash('table_id', 'primary_key') }} as key_hash
-    from keyed_changes
+    select * from keyed_changes
     where operation <> 'truncate' and primary_key is not null
 ),
 
@@ -101,25 +79,22 @@ truncates as (
 
 {% if is_incremental() -%}
     new_changes as (
-        {{ iceberg_rows_after(ref('cdc_changes'), changes_after) }}
-    ),
-
-    touched_keys as (
-        -- The keys of the new changes, and every key of a table with a new truncate.
-        select row_changes.key_hash
-        from row_changes
-        left semi join new_changes on row_changes.change_id = new_changes.change_id
-        union
-        select row_changes.key_hash
-        from row_changes
-        left semi join new_changes
-            on row_changes.table_id = new_changes.table_id and new_changes.operation = 'truncate'
+        {{ keyed_changes('(' ~ iceberg_rows_after(ref('cdc_changes'), changes_after) ~ ')') }}
     ),
 
     key_changes as (
-        select row_changes.*
-        from row_changes
-        left semi join touched_keys on row_changes.key_hash = touched_keys.key_hash
+        -- Every change of a key that has a new change, and of every key of a
+        -- table with a new truncate: one pass over silver.
+        select * from row_changes
+        where
+            row_changes.key_hash in (
+                select new_changes.key_hash from new_changes
+                where new_changes.operation <> 'truncate' and new_changes.primary_key is not null
+            )
+            or row_changes.table_id in (
+                select new_changes.table_id from new_changes
+                where new_changes.operation = 'truncate'
+            )
     ),
 {%- else -%}
     key_changes as (
