@@ -23,10 +23,15 @@
   update that changes the key is a delete of the old key and an insert of
   the new one. Incremental: a run resolves the data messages staged since
   its last run and those whose metadata arrived since; each message is
-  resolved once.
+  resolved once. When no metadata arrived since, only the data messages
+  staged since are read (Iceberg prunes the older files); otherwise every
+  data message is checked against the new metadata.
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set metadata_arrived = is_incremental() and (query_scalar(
+    'select count(*) from ' ~ ref('int_qlik__table_versions') ~ ' where staged_at > ' ~ since
+) or 0) > 0 %}
 
 with
 
@@ -61,29 +66,29 @@ addressed as (
     from data_messages
 ),
 
-candidate_ids as (
-    select message_id
-    from addressed
-    where staged_at > {{ since }}
-    union
-    select addressed.message_id
-    from addressed
-    left semi join versions
-        on
-            versions.staged_at > {{ since }}
-            and (
-                addressed.referenced_schema_id = versions.schema_id
-                or (addressed.referenced_schema_id is null and addressed.named_table_id = versions.table_id)
-            )
-),
-
 candidates as (
+    -- The data messages staged since the last run and, when metadata arrived
+    -- since, the older ones it addresses; less those already resolved.
     select addressed.*
     from addressed
-    left semi join candidate_ids on addressed.message_id = candidate_ids.message_id
     {% if is_incremental() -%}
         left anti join {{ this }} as resolved on addressed.message_id = resolved.message_id
     {%- endif %}
+    where
+        addressed.staged_at > {{ since }}
+        or (
+            -- false (and folded away, so older files are pruned) unless metadata arrived
+            {{ 'true' if metadata_arrived else 'false' }}
+            and exists (
+                select 1 from versions
+                where
+                    versions.staged_at > {{ since }}
+                    and (
+                        addressed.referenced_schema_id = versions.schema_id
+                        or (addressed.referenced_schema_id is null and addressed.named_table_id = versions.table_id)
+                    )
+            )
+        )
 ),
 
 resolved as (
