@@ -24,7 +24,7 @@
     {%- set target_columns = adapter.get_columns_in_relation(target) -%}
     {%- set columns = target_columns | map(attribute='name') | list -%}
     {%- set replacement = replacement_relation(target) -%}
-    {%- do run_query('drop table if exists ' ~ replacement ~ ' purge') -%}
+    {%- do run_query(drop_merge_replacement(target)) -%}  {#- left over by a failed run -#}
     {%- do run_query('create table ' ~ replacement ~ ' using iceberg as select * from ' ~ source) -%}
     merge into {{ target }} as dbt_internal_dest
     using (
