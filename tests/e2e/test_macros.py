@@ -13,7 +13,7 @@ pytestmark = pytest.mark.spark
 SCRATCH = "macro_tests"
 
 
-def grain_test_sql(dbt, relation: str, columns: list[str]) -> str:
+def unique_combination_sql(dbt, relation: str, columns: list[str]) -> str:
     call = f"test_unique_combination_of_columns(model='{relation}', combination_of_columns={columns})"
     return compile_inline(dbt, "{{ " + call + " }}")
 
@@ -59,7 +59,7 @@ def test_bronze_table_ddl_matches_what_landing_creates(spark, dbt, scratch, sour
 def test_unique_combination_of_columns_returns_the_repeated_combinations(
     spark, dbt, scratch, columns: list[str], expected: list[tuple]
 ) -> None:
-    sql = grain_test_sql(dbt, f"{scratch}.dups", columns)
+    sql = unique_combination_sql(dbt, f"{scratch}.dups", columns)
     assert [tuple(row) for row in spark.sql(sql).collect()] == expected
 
 
@@ -67,7 +67,41 @@ def test_unique_combination_of_columns_passes_on_a_unique_grain(spark, dbt, scra
     spark.sql(
         f"create or replace table {scratch}.uniq using iceberg as select distinct * from {scratch}.dups"
     )
-    assert spark.sql(grain_test_sql(dbt, f"{scratch}.uniq", ["x", "y"])).count() == 0
+    assert spark.sql(unique_combination_sql(dbt, f"{scratch}.uniq", ["x", "y"])).count() == 0
+
+
+def grain_sql(dbt, relation: str, arguments: str) -> str:
+    return compile_inline(dbt, "{{ test_grain(model='" + relation + "', " + arguments + ") }}")
+
+
+def test_grain_returns_each_key_with_its_count_and_broken_rules(spark, dbt, scratch) -> None:
+    spark.sql(
+        f"create or replace table {scratch}.grain using iceberg as select * from values "
+        "(1, 'a', 'ok', 'x'), (1, 'a', 'ok', 'x'), (2, 'b', 'bad\\'s', 'x'), (3, null, 'ok', null), "
+        "(4, 'd', null, 'x'), (5, 'e', 'ok', 'x') as t(id, label, status, note)"
+    )
+    arguments = "columns=['id'], not_null=['label'], accepted_values={'status': ['ok', \"it's\"]}"
+    rows = spark.sql(grain_sql(dbt, f"{scratch}.grain", arguments)).collect()
+    assert sorted((r.id, r.n_records, sorted(r.problems)) for r in rows) == [
+        (1, 2, []),
+        (2, 1, ["status = bad's"]),
+        (3, 1, ["label is null"]),
+    ]
+
+
+def test_grain_passes_a_valid_model_and_allows_nullable_key_columns(spark, dbt, scratch) -> None:
+    spark.sql(
+        f"create or replace table {scratch}.grain_ok using iceberg as select * from values "
+        "('ces', 't1', 1), ('ces', null, 2), ('qlik', null, 2) as t(producer, table_id, version)"
+    )
+    passing = "columns=['producer', 'table_id'], nullable=['table_id'], accepted_values={'version': [1, 2]}"
+    assert spark.sql(grain_sql(dbt, f"{scratch}.grain_ok", passing)).count() == 0
+    failing = "columns=['producer', 'table_id'], accepted_values={'version': [1]}"
+    rows = spark.sql(grain_sql(dbt, f"{scratch}.grain_ok", failing)).collect()
+    assert sorted((r.producer, sorted(r.problems)) for r in rows) == [
+        ("ces", ["table_id is null", "version = 2"]),
+        ("qlik", ["table_id is null", "version = 2"]),
+    ]
 
 
 def test_lakehouse_summary_lists_tables_with_row_counts(dbt, scratch, capsys) -> None:
