@@ -13,9 +13,16 @@
   view instead does not work: Spark re-analyses a temporary view at each
   reference, and a query with CTEs then no longer matches its cached plan,
   so every reference would recompute the model's query.
+
+  A model configured with `merge_keep_existing=true` instead keeps the rows
+  the table already holds and only inserts rows with a new unique key
+  (merge_new_keys).
 -#}
 
 {% macro spark_embedded__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+    {%- if config.get('merge_keep_existing') -%}
+        {{ return(merge_new_keys(target, source, unique_key)) }}
+    {%- endif -%}
     {%- set replace_by = config.get('merge_replace_by') -%}
     {%- if not replace_by -%}
         {{ return(spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates)) }}
@@ -59,6 +66,24 @@
         {% endfor %}
     when not matched and not dbt_internal_source.dbt_replace_delete then insert ({{ columns | join(', ') }})
         values ({% for column in columns %}dbt_internal_source.{{ column }}{% if not loop.last %}, {% endif %}{% endfor %})
+{%- endmacro %}
+
+
+{#-
+  An insert-only merge: the source rows whose unique key the target does not
+  hold yet are inserted, the others are left alone. For models whose rows
+  never change once written (a parse of an immutable message, a change
+  emitted once). Spark plans a merge without a MATCHED action as an anti
+  join on the key and an append, so it neither reads the target's other
+  columns nor rewrites its files; and unlike an append, a row that reaches
+  the model again (say, after an upstream full refresh) is not duplicated.
+-#}
+{% macro merge_new_keys(target, source, unique_key) -%}
+    {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+    merge into {{ target }} as dbt_internal_dest
+    using {{ source }} as dbt_internal_source
+        on {% for key in keys %}dbt_internal_source.{{ key }} = dbt_internal_dest.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
+    when not matched then insert *
 {%- endmacro %}
 
 

@@ -2,6 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy='merge',
+        merge_keep_existing=true,
         unique_key='change_id',
         on_schema_change='fail',
     )

@@ -104,6 +104,27 @@ def test_grain_passes_a_valid_model_and_allows_nullable_key_columns(spark, dbt, 
     ]
 
 
+def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, scratch) -> None:
+    spark.sql(
+        f"create or replace table {scratch}.held using iceberg as "
+        "select * from values (1, 'x', 'first'), (2, 'x', 'first') as t(id, part, label)"
+    )
+    spark.sql(
+        f"create or replace table {scratch}.arriving using iceberg as "
+        "select * from values (2, 'x', 'again'), (2, 'y', 'new'), (3, 'x', 'new') as t(id, part, label)"
+    )
+    call = f"merge_new_keys('{scratch}.held', '{scratch}.arriving', ['id', 'part'])"
+    merge = compile_inline(dbt, "{{ " + call + " }}")
+    spark.sql(merge)
+    spark.sql(merge)  # a second run inserts nothing
+    assert sorted(tuple(r) for r in spark.table(f"{scratch}.held").collect()) == [
+        (1, "x", "first"),
+        (2, "x", "first"),
+        (2, "y", "new"),
+        (3, "x", "new"),
+    ]
+
+
 def test_lakehouse_summary_lists_tables_with_row_counts(dbt, scratch, capsys) -> None:
     dbt("run-operation", "lakehouse_summary", "--args", f"{{schemas: [{scratch}, no_such_schema]}}")
     output = capsys.readouterr().out
