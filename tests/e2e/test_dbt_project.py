@@ -71,8 +71,13 @@ def test_batch_profiles_count_bad_input_strictly(spark, built) -> None:
 def test_second_build_changes_nothing(spark, dbt, built) -> None:
     tables = ("silver.stg_bronze__messages", "silver.int_bronze__batch_profiles")
     before = {t: table_rows(spark, t) for t in tables}
-    dbt("build")
+    seed_snapshots = spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0]
+    result = dbt("build")
     assert {t: table_rows(spark, t) for t in tables} == before
+    # The seeds' CSVs did not change: their tables are not reloaded.
+    seeds = {r.node.name: r.message for r in result.result.results if r.node.resource_type == "seed"}
+    assert seeds == {"cdc_tables": "UNCHANGED", "cdc_declared_columns": "UNCHANGED"}
+    assert spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0] == seed_snapshots
 
 
 def test_relations_are_iceberg_and_python_model_ran_in_session(spark, built) -> None:
