@@ -9,7 +9,8 @@ silver quarantines the messages one by one.
 
 Incremental: the batches that got messages staged since the last run are
 profiled again from all their messages and merged, so a batch that was
-still landing when dbt last ran is completed on the next run.
+still landing when dbt last ran is completed on the next run. Only messages
+landed since the earliest of those batches began are read.
 """
 
 from __future__ import annotations
@@ -43,14 +44,28 @@ def model(dbt, session):
     messages = dbt.ref("stg_bronze__messages")
 
     if dbt.is_incremental:
-        newest = session.table(str(dbt.this)).agg(F.max("staged_at")).first()[0]
+        held = session.table(str(dbt.this))
+        newest = held.agg(F.max("staged_at")).first()[0]
         if newest is not None:
+            batch = ["source_format", "ingest_batch_id"]
             touched = (
                 messages.where(F.col("staged_at") > F.lit(newest))
-                .select("source_format", "ingest_batch_id")
-                .distinct()
+                .groupBy(*batch)
+                .agg(F.min("ingested_at").alias("new_since"))
             )
-            messages = messages.join(touched, ["source_format", "ingest_batch_id"], "left_semi")
+            # A touched batch's first message: among its new messages or, for a batch
+            # profiled before, the profile's ingested_at. As a literal bound it lets
+            # Iceberg skip the data files of older batches instead of reading every
+            # staged message (with its text) to find the touched batches' ones.
+            earliest = (
+                touched.join(held.select(*batch, F.col("ingested_at").alias("held_since")), batch, "left")
+                .agg(F.min(F.least("new_since", "held_since")).cast("string"))
+                .first()[0]
+            )
+            since = F.lit(earliest).cast("timestamp")  # as text: no Python time-zone round trip
+            messages = messages.where(F.col("ingested_at") >= since).join(
+                touched.select(*batch), batch, "left_semi"
+            )
 
     json_object = F.udf(is_json_object, T.BooleanType())
     flag = lambda condition: F.sum(F.when(condition, 1).otherwise(0)).cast("bigint")  # noqa: E731

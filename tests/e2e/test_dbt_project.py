@@ -80,6 +80,28 @@ def test_second_build_changes_nothing(spark, dbt, built) -> None:
     assert spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0] == seed_snapshots
 
 
+def test_a_batch_landed_across_builds_is_profiled_whole(spark, dbt, built) -> None:
+    """A batch still landing when dbt ran gets its later messages added to its profile."""
+    where = f"source_uri = '{built.resolve().as_uri()}'"
+    before = spark.sql(f"select * from bronze.raw_dataworks where {where} order by source_offset").collect()
+    # One more message of the same batch, landed later (as by a landing run still going).
+    spark.sql(
+        "insert into bronze.raw_dataworks "
+        "select concat(message_id, '-late'), source_uri, source_partition, source_offset + 100, message_key, "
+        "'still not json', headers, enqueued_at, ingested_at + interval 1 minute, ingest_batch_id "
+        f"from bronze.raw_dataworks where {where} and source_offset = {before[0].source_offset}"
+    )
+    dbt("run", "-s", "stg_bronze__messages", "int_bronze__batch_profiles")
+    profile = (
+        spark.table("silver.int_bronze__batch_profiles")
+        .where(f"source_format = 'dataworks' and ingest_batch_id = '{before[0].ingest_batch_id}'")
+        .collect()
+    )
+    assert [(p.messages, p.not_json_object, p.ingested_at) for p in profile] == [
+        (len(before) + 1, 4, min(r.ingested_at for r in before))
+    ]
+
+
 def test_relations_are_iceberg_and_python_model_ran_in_session(spark, built) -> None:
     for table in ("silver.stg_bronze__messages", "silver.int_bronze__batch_profiles"):
         assert spark.sql(f"select * from {table}.snapshots").count() >= 1
