@@ -52,14 +52,9 @@
     {%- if not is_incremental() -%}
         {{ return(timestamp_literal('1970-01-01 00:00:00')) }}
     {%- endif -%}
-    {%- set join_condition -%}
-        {%- for key in key_columns -%}
-            upstream.{{ key }} = consumed.{{ key }}{% if not loop.last %} and {% endif %}
-        {%- endfor -%}
-    {%- endset -%}
     {%- set newest = query_scalar(
         'select cast(max(upstream.' ~ column ~ ') as string) from ' ~ upstream ~ ' as upstream'
-        ~ ' left semi join ' ~ this ~ ' as consumed on ' ~ join_condition
+        ~ ' left semi join ' ~ this ~ ' as consumed on ' ~ key_condition(key_columns, 'upstream', 'consumed')
         ~ ' where ' ~ upstream_filter
     ) -%}
     {{ return(timestamp_literal(newest or '1970-01-01 00:00:00')) }}

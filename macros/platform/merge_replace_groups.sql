@@ -56,9 +56,9 @@
         left semi join {{ replacement }} as replaced_group
             on stale.{{ replace_by }} = replaced_group.{{ replace_by }}
         left anti join {{ replacement }} as kept
-            on {% for key in keys %}stale.{{ key }} = kept.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
+            on {{ key_condition(unique_key, 'stale', 'kept') }}
     ) as dbt_internal_source
-        on {% for key in keys %}dbt_internal_source.{{ key }} = dbt_internal_dest.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
+        on {{ key_condition(unique_key, 'dbt_internal_source', 'dbt_internal_dest') }}
     when matched and dbt_internal_source.dbt_replace_delete then delete
     when matched then update set
         {% for column in columns -%}
@@ -79,11 +79,22 @@
   the model again (say, after an upstream full refresh) is not duplicated.
 -#}
 {% macro merge_new_keys(target, source, unique_key) -%}
-    {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     merge into {{ target }} as dbt_internal_dest
     using {{ source }} as dbt_internal_source
-        on {% for key in keys %}dbt_internal_source.{{ key }} = dbt_internal_dest.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
+        on {{ key_condition(unique_key, 'dbt_internal_source', 'dbt_internal_dest') }}
     when not matched then insert *
+{%- endmacro %}
+
+
+{#-
+  The join condition of two aliases on a key: `<left>.<k> = <right>.<k>` for
+  each column of `key` (a column name or a list of them), joined by `and`.
+-#}
+{% macro key_condition(key, left, right) -%}
+    {%- set columns = [key] if key is string else key -%}
+    {%- for column in columns -%}
+        {{ left }}.{{ column }} = {{ right }}.{{ column }}{% if not loop.last %} and {% endif %}
+    {%- endfor -%}
 {%- endmacro %}
 
 

@@ -104,6 +104,14 @@ def test_grain_passes_a_valid_model_and_allows_nullable_key_columns(spark, dbt, 
     ]
 
 
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [("'id'", "a.id = b.id"), ("['id', 'part']", "a.id = b.id and a.part = b.part")],
+)
+def test_key_condition_joins_two_aliases_on_every_key_column(dbt, key: str, expected: str) -> None:
+    assert compile_inline(dbt, f"{{{{ key_condition({key}, 'a', 'b') }}}}") == expected
+
+
 def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, scratch) -> None:
     spark.sql(
         f"create or replace table {scratch}.held using iceberg as "
