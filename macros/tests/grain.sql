@@ -11,45 +11,54 @@
   `dbt build` runs a model's tests before its children start, so the checks
   of a model share one node here.
 
+  The grouping keeps only a count and one true/false flag per rule, so Spark
+  aggregates in a hash map of fixed-width buffers; collecting each row's
+  messages (or offending values) would make it sort every row instead, about
+  twice the time on a million rows.
+
   Returns one row per key that breaks a rule: the key, how many rows carry it
-  and the broken rules (`<column> is null`, `<column> = <value>`).
+  and the broken rules (`<column> is null`, `<column> is not an accepted
+  value`).
 -#}
 {% test grain(model, columns, not_null=[], accepted_values={}, nullable=[]) %}
     {%- set columns_csv = columns | join(', ') -%}
     {%- set null_checked = (columns | reject('in', nullable) | list) + (not_null | reject('in', columns) | list) -%}
-    with checked as (
+    {%- set rules = [] -%}
+    {%- for column in null_checked -%}
+        {%- do rules.append((column ~ ' is null', column ~ ' is null')) -%}
+    {%- endfor -%}
+    {%- for column, values in accepted_values.items() -%}
+        {%- do rules.append((column ~ ' not in (' ~ grain_literals(values) ~ ')', column ~ ' is not an accepted value')) -%}
+    {%- endfor %}
+    with grouped as (
         select
             {{ columns_csv }},
+            {%- for condition, _ in rules %}
+            coalesce(bool_or({{ condition }}), false) as broken_{{ loop.index }},
+            {%- endfor %}
+            count(*) as n_records
+        from {{ model }}
+        group by {{ columns_csv }}
+    ),
+
+    checked as (
+        select
+            {{ columns_csv }},
+            n_records,
             filter(
                 array(
-                    {%- for column in null_checked %}
-                    if({{ column }} is null, '{{ column }} is null', null),
-                    {%- endfor %}
-                    {%- for column, values in accepted_values.items() %}
-                    if(
-                        {{ column }} not in ({{ grain_literals(values) }}),
-                        concat('{{ column }} = ', cast({{ column }} as string)),
-                        null
-                    ),
+                    {%- for _, message in rules %}
+                    if(broken_{{ loop.index }}, '{{ message }}', null),
                     {%- endfor %}
                     cast(null as string)
                 ),
                 problem -> problem is not null
             ) as problems
-        from {{ model }}
-    ),
-
-    grouped as (
-        select
-            {{ columns_csv }},
-            count(*) as n_records,
-            array_distinct(flatten(collect_list(problems))) as problems
-        from checked
-        group by {{ columns_csv }}
+        from grouped
     )
 
     select *
-    from grouped
+    from checked
     where n_records > 1 or size(problems) > 0
 {% endtest %}
 
