@@ -61,22 +61,72 @@
 {%- endmacro %}
 
 
-{% macro iceberg_rows_after(relation, after_sequence) -%}
+{% macro iceberg_rows_after(relation, after_sequence, bound_column=none) -%}
     {#-
       SQL selecting the rows of `relation` stored in data files committed
       with a data sequence number above `after_sequence` (-1: every row),
-      with all of the table's columns.
+      with all of the table's columns. `bound_column`, a timestamp column
+      whose value only grows from one commit to the next (a processing time
+      such as staged_at), lets Iceberg skip the older data files: the rows
+      are bounded below by its smallest value in the new files. With no new
+      file, the SQL selects nothing without reading the table.
     -#}
     {%- if after_sequence < 0 -%}
-        select * from {{ relation }}
-    {%- else -%}
-        select rows_after.*
-        from {{ relation }} as rows_after
-        left semi join (
-            select data_file.file_path
-            from {{ relation }}.entries
-            where status <> 2 and data_file.content = 0 and sequence_number > {{ after_sequence }}
-        ) as new_files
-            on rows_after._file = new_files.file_path
+        {{ return('select * from ' ~ relation) }}
     {%- endif -%}
+    {%- set new_files_filter = 'status <> 2 and data_file.content = 0 and sequence_number > ' ~ after_sequence -%}
+    {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
+    {%- set new_files = none -%}
+    {%- if execute -%}
+        {%- set new_files = run_query(
+            'select count(*), ' ~ bound_select ~ ' from ' ~ relation ~ '.entries where ' ~ new_files_filter
+        ).rows[0] -%}
+    {%- endif %}
+    select rows_after.*
+    from {{ relation }} as rows_after
+    left semi join (
+        select data_file.file_path
+        from {{ relation }}.entries
+        where {{ new_files_filter }}
+    ) as new_files
+        on rows_after._file = new_files.file_path
+    {%- if new_files is not none and new_files[0] == 0 %}
+    where false
+    {%- elif new_files is not none and new_files[1] is not none %}
+    where rows_after.{{ bound_column }} >= {{ timestamp_literal(new_files[1]) }}
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro read_position_property(upstream) -%}
+    {#- The table property in which a model keeps its read position of `upstream`. -#}
+    {{ return('cdc.read.' ~ upstream.identifier) }}
+{%- endmacro %}
+
+
+{% macro new_rows_of(upstream, bound_column=none) -%}
+    {#-
+      SQL selecting the rows of the Iceberg table `upstream` that the model
+      being built has not read yet: those committed after the read position
+      kept in its table property (record_read_positions); every row on a
+      first or full-refresh build. `bound_column`: see iceberg_rows_after.
+    -#}
+    {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
+    {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}
+{%- endmacro %}
+
+
+{% macro record_read_positions(upstreams) -%}
+    {#-
+      A post-hook of a model that reads `upstreams` with new_rows_of: keeps
+      how far it has read each of them (iceberg_read_position) in its table
+      properties, in one commit. Upstream models finish before this one
+      starts, so their position now is the one the model has just read.
+    -#}
+    alter table {{ this }} set tblproperties (
+        {%- for upstream in upstreams %}
+        '{{ read_position_property(upstream) }}' = '{{ iceberg_read_position(upstream) }}'
+        {{- ',' if not loop.last }}
+        {%- endfor %}
+    )
 {%- endmacro %}

@@ -37,30 +37,6 @@
 {%- endmacro %}
 
 
-{% macro consumed_staged_at(upstream, key_columns, upstream_filter='true', column='staged_at') -%}
-    {#-
-      For a model whose own columns are fixed by contract (no processing time
-      of its own): the newest `column` among the upstream rows it already
-      holds, matched on `key_columns`. Upstream rows staged later are new to
-      it. Every upstream row staged in one run is merged in one commit, so
-      all rows up to that time have been taken. This needs the upstream to
-      stage each row it emits once (never restage a row already taken):
-      every branch model guarantees it. `upstream_filter` keeps only
-      the upstream rows that go into the model (not duplicates of rows it
-      holds, which share their keys).
-    -#}
-    {%- if not is_incremental() -%}
-        {{ return(timestamp_literal('1970-01-01 00:00:00')) }}
-    {%- endif -%}
-    {%- set newest = query_scalar(
-        'select cast(max(upstream.' ~ column ~ ') as string) from ' ~ upstream ~ ' as upstream'
-        ~ ' left semi join ' ~ this ~ ' as consumed on ' ~ key_condition(key_columns, 'upstream', 'consumed')
-        ~ ' where ' ~ upstream_filter
-    ) -%}
-    {{ return(timestamp_literal(newest or '1970-01-01 00:00:00')) }}
-{%- endmacro %}
-
-
 {% macro bronze_new_files(bronze_table, source_format) -%}
     {#-
       Which data files of the append-only bronze Iceberg table `bronze_table`

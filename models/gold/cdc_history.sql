@@ -12,8 +12,7 @@
             'write.merge.mode': 'merge-on-read',
         },
         post_hook=[
-            "alter table {{ this }} set tblproperties ('cdc.read.cdc_changes' = '"
-            ~ "{{ iceberg_read_position(ref('cdc_changes')) }}')",
+            "{{ record_read_positions([ref('cdc_changes')]) }}",
             "{{ drop_merge_replacement(this) }}",
         ],
     )
@@ -45,10 +44,6 @@
   `--full-refresh`.
 -#}
 
-{%- set changes_after = iceberg_read_after(
-    ref('cdc_changes'), iceberg_table_property(this, 'cdc.read.cdc_changes') if is_incremental() else none
-) %}
-
 with
 
 settings as (
@@ -79,7 +74,7 @@ truncates as (
 
 {% if is_incremental() -%}
     new_changes as (
-        {{ keyed_changes('(' ~ iceberg_rows_after(ref('cdc_changes'), changes_after) ~ ')') }}
+        {{ keyed_changes('(' ~ new_rows_of(ref('cdc_changes')) ~ ')') }}
     ),
 
     key_changes as (

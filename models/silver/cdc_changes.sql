@@ -5,6 +5,10 @@
         merge_keep_existing=true,
         unique_key='change_id',
         on_schema_change='fail',
+        post_hook=(
+            "{{ record_read_positions([ref('int_ces__changes'), ref('int_debezium__changes'),"
+            ~ " ref('int_dataworks__changes'), ref('int_qlik__changes')]) }}"
+        ),
     )
 }}
 
@@ -12,10 +16,15 @@
   One row per source row change, across all producers (CONTRACT §4). Each
   producer contributes one staging branch in the same shape; quarantined
   events stay out (see cdc_quarantine). Incremental: from each branch, a run
-  merges the rows staged after the newest branch row already here; the
-  contract's columns stay exactly as specified (no processing time here).
+  merges the rows of the data files committed since its last run; how far
+  it has read each branch is kept in its table properties
+  (`cdc.read.<branch>`, see new_rows_of), so the contract's columns stay
+  exactly as specified (no processing time here). Every branch inserts each
+  row once and never updates it, and a row that reaches this model again
+  (after a branch's --full-refresh) is not inserted twice.
 -#}
 
+{#- The same branches as in the post-hook, which renders apart from this body. -#}
 {%- set producer_changes = [
     ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes'), ref('int_qlik__changes'),
 ] %}
@@ -31,13 +40,8 @@ with
     {{ changes.identifier }} as (
         select
             {{ change_columns | join(',\n            ') }}
-        from {{ changes }}
-        where
-            quarantine_reason is null
-            and not is_duplicate
-            and staged_at > {{
-                consumed_staged_at(changes, ['change_id'], 'quarantine_reason is null and not is_duplicate')
-            }}
+        from ({{ new_rows_of(changes, 'staged_at') }}) as new_rows
+        where quarantine_reason is null and not is_duplicate
     ),
 
 {% endfor -%}

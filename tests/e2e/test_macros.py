@@ -112,6 +112,27 @@ def test_key_condition_joins_two_aliases_on_every_key_column(dbt, key: str, expe
     assert compile_inline(dbt, f"{{{{ key_condition({key}, 'a', 'b') }}}}") == expected
 
 
+def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spark, dbt, scratch) -> None:
+    table = f"{scratch}.appended"
+    spark.sql(f"create or replace table {table} (id int, staged_at timestamp) using iceberg")
+    spark.sql(f"insert into {table} values (1, timestamp'2026-01-01 00:00:00')")
+    spark.sql(f"insert into {table} values (2, timestamp'2026-01-02 00:00:00'), (3, timestamp'2026-01-03')")
+    first, last = spark.sql(f"select min(sequence_number), max(sequence_number) from {table}.entries").first()
+
+    def read(after: int, bound: str = "none") -> tuple[str, list[int]]:
+        sql = compile_inline(dbt, f"{{{{ iceberg_rows_after('{table}', {after}, {bound}) }}}}")
+        return sql, sorted(row.id for row in spark.sql(sql).collect())
+
+    assert read(-1)[1] == [1, 2, 3]
+    assert read(first)[1] == [2, 3]
+    sql, ids = read(first, "'staged_at'")
+    assert ids == [2, 3]
+    assert "rows_after.staged_at >= timestamp'2026-01-02 00:00:00'" in sql  # Iceberg prunes the first file
+    sql, ids = read(last, "'staged_at'")
+    assert ids == []
+    assert "where false" in sql  # nothing new: the table is not read
+
+
 def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, scratch) -> None:
     spark.sql(
         f"create or replace table {scratch}.held using iceberg as "
