@@ -1,5 +1,6 @@
 """Benchmark the whole pipeline: generate N messages across the four producers, land them, run
-a full `dbt build`, then land 1 % more and run an incremental `dbt build`.
+a full `dbt build`, then land 1 % more and run an incremental `dbt build`, then one more
+`dbt build` with nothing new.
 
     .venv/bin/python benchmarks/pipeline.py --messages 10000 [--scale 10] [--workdir DIR] [--keep]
 
@@ -21,15 +22,18 @@ Every phase runs as a separate process, the way a user runs it, against a fresh 
     dbt build (full)   dbt build --exclude-resource-type unit_test
     land (+1 %)        python -m python_ingest land of the new files
     dbt build (incr.)  dbt build --exclude-resource-type unit_test
+    dbt build (none)   the same again, with nothing new landed: the fixed cost of a build at
+                       this N (every node's start, commits, the data tests over whole tables)
 
 Unit tests are left out of both builds, as in production: they test the SQL against fixed
 inputs, so they belong to development and CI (dbt's documentation says so), and they cost
 the same at any N. Every data test runs.
 
 Reports a markdown table (phase, seconds, messages/s) and the ratios full build ÷ bare parse,
-incremental ÷ full and (with --scale) 10× ÷ 1×, each also without start-up (a phase's seconds
-minus its processes' start-up), in `WORKDIR/results.md` and `WORKDIR/results.json`, with the
-machine in the header. Not a test: absolute times on a shared machine are noisy.
+incremental ÷ full, nothing-new ÷ full and (with --scale) 10× ÷ 1×, each also without start-up
+(a phase's seconds minus its processes' start-up), in `WORKDIR/results.md` and
+`WORKDIR/results.json`, with the machine in the header. Not a test: absolute times on a
+shared machine are noisy.
 """
 
 from __future__ import annotations
@@ -232,6 +236,7 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int) ->
         ("dbt build (full)", [BUILD], run.base_messages),
         ("land (+1%)", land_commands(more), run.more_messages),
         ("dbt build (incremental)", [BUILD], run.more_messages),
+        ("dbt build (nothing new)", [BUILD], None),
     ]
     for name, commands, handled in steps:
         spent = timed(commands, env, log)
@@ -286,6 +291,7 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
         for label, top, bottom in (
             ("full build ÷ bare Spark parse", "dbt build (full)", "bare Spark parse"),
             ("incremental build ÷ full build", "dbt build (incremental)", "dbt build (full)"),
+            ("nothing-new build ÷ full build", "dbt build (nothing new)", "dbt build (full)"),
         ):
             out.append(
                 (
