@@ -61,6 +61,25 @@
 {%- endmacro %}
 
 
+{% macro iceberg_new_files(relation, after_sequence, bound_column=none) -%}
+    {#-
+      The live data files of `relation` committed with a data sequence number
+      above `after_sequence`, as a dict: `filter` (the condition selecting
+      them in its `entries` metadata table), `count`, and `lower_bound` (the
+      smallest value of the column `bound_column` in them, as text; none
+      without a bound column, without new files or without column
+      statistics). `count` and `lower_bound` are none at parse time.
+    -#}
+    {%- set filter = 'status <> 2 and data_file.content = 0 and sequence_number > ' ~ after_sequence -%}
+    {%- if not execute -%}
+        {{ return({'filter': filter, 'count': none, 'lower_bound': none}) }}
+    {%- endif -%}
+    {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
+    {%- set row = run_query('select count(*), ' ~ bound_select ~ ' from ' ~ relation ~ '.entries where ' ~ filter).rows[0] -%}
+    {{ return({'filter': filter, 'count': row[0], 'lower_bound': row[1]}) }}
+{%- endmacro %}
+
+
 {% macro iceberg_rows_after(relation, after_sequence, bound_column=none) -%}
     {#-
       SQL selecting the rows of `relation` stored in data files committed
@@ -74,26 +93,19 @@
     {%- if after_sequence < 0 -%}
         {{ return('select * from ' ~ relation) }}
     {%- endif -%}
-    {%- set new_files_filter = 'status <> 2 and data_file.content = 0 and sequence_number > ' ~ after_sequence -%}
-    {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
-    {%- set new_files = none -%}
-    {%- if execute -%}
-        {%- set new_files = run_query(
-            'select count(*), ' ~ bound_select ~ ' from ' ~ relation ~ '.entries where ' ~ new_files_filter
-        ).rows[0] -%}
-    {%- endif %}
+    {%- set new_files = iceberg_new_files(relation, after_sequence, bound_column) %}
     select rows_after.*
     from {{ relation }} as rows_after
     left semi join (
         select data_file.file_path
         from {{ relation }}.entries
-        where {{ new_files_filter }}
+        where {{ new_files.filter }}
     ) as new_files
         on rows_after._file = new_files.file_path
-    {%- if new_files is not none and new_files[0] == 0 %}
+    {%- if new_files.count == 0 %}
     where false
-    {%- elif new_files is not none and new_files[1] is not none %}
-    where rows_after.{{ bound_column }} >= {{ timestamp_literal(new_files[1]) }}
+    {%- elif new_files.lower_bound is not none %}
+    where rows_after.{{ bound_column }} >= {{ timestamp_literal(new_files.lower_bound) }}
     {%- endif %}
 {%- endmacro %}
 

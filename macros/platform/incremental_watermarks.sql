@@ -56,17 +56,11 @@
             {%- set after_sequence = newest | int -%}
         {%- endif -%}
     {%- endif -%}
-    {%- set new_files = none -%}
-    {%- if execute -%}
-        {%- set new_files = run_query(
-            "select count(*), cast(min(readable_metrics.ingested_at.lower_bound) as string) from "
-            ~ bronze_table ~ ".entries where status <> 2 and sequence_number > " ~ after_sequence
-        ).rows[0] -%}
-    {%- endif -%}
+    {%- set new_files = iceberg_new_files(bronze_table, after_sequence, 'ingested_at') -%}
     {#- Files without column statistics cannot be pruned on: read from the start then. -#}
     {{ return({
         'after_sequence': after_sequence,
-        'has_new_files': new_files is not none and new_files[0] > 0,
-        'landed_since': timestamp_literal((new_files[1] if new_files is not none else none) or '1970-01-01 00:00:00'),
+        'has_new_files': (new_files.count or 0) > 0,
+        'landed_since': timestamp_literal(new_files.lower_bound or '1970-01-01 00:00:00'),
     }) }}
 {%- endmacro %}

@@ -123,6 +123,10 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
         sql = compile_inline(dbt, f"{{{{ iceberg_rows_after('{table}', {after}, {bound}) }}}}")
         return sql, sorted(row.id for row in spark.sql(sql).collect())
 
+    files = f"{{{{ iceberg_new_files('{table}', {first}, 'staged_at') }}}}"
+    second_insert = spark.sql(f"select count(*) from {table}.files").first()[0] - 1  # the first wrote one
+    assert compile_inline(dbt, files.replace(") }}", ").count }}")) == str(second_insert)
+    assert compile_inline(dbt, files.replace(") }}", ").lower_bound }}")) == "2026-01-02 00:00:00"
     assert read(-1)[1] == [1, 2, 3]
     assert read(first)[1] == [2, 3]
     sql, ids = read(first, "'staged_at'")
