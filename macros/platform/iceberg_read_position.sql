@@ -82,18 +82,21 @@
 
 {% macro iceberg_rows_after(relation, after_sequence, bound_column=none) -%}
     {#-
-      SQL selecting the rows of `relation` stored in data files committed
-      with a data sequence number above `after_sequence` (-1: every row),
-      with all of the table's columns. `bound_column`, a timestamp column
-      whose value only grows from one commit to the next (a processing time
-      such as staged_at), lets Iceberg skip the older data files: the rows
-      are bounded below by its smallest value in the new files. With no new
-      file, the SQL selects nothing without reading the table.
+      The rows of `relation` stored in data files committed with a data
+      sequence number above `after_sequence` (-1: every row), as a dict:
+      `sql`, selecting them with all of the table's columns, and `is_empty`,
+      true when the model runs and there is no such file (then the SQL
+      selects nothing without reading the table; false at parse time).
+      `bound_column`, a timestamp column whose value only grows from one
+      commit to the next (a processing time such as staged_at), lets Iceberg
+      skip the older data files: the rows are bounded below by its smallest
+      value in the new files.
     -#}
     {%- if after_sequence < 0 -%}
-        {{ return('select * from ' ~ relation) }}
+        {{ return({'sql': 'select * from ' ~ relation, 'is_empty': false}) }}
     {%- endif -%}
-    {%- set new_files = iceberg_new_files(relation, after_sequence, bound_column) %}
+    {%- set new_files = iceberg_new_files(relation, after_sequence, bound_column) -%}
+    {%- set sql -%}
     select rows_after.*
     from {{ relation }} as rows_after
     left semi join (
@@ -107,6 +110,8 @@
     {%- elif new_files.lower_bound is not none %}
     where rows_after.{{ bound_column }} >= {{ timestamp_literal(new_files.lower_bound) }}
     {%- endif %}
+    {%- endset -%}
+    {{ return({'sql': sql, 'is_empty': new_files.count == 0}) }}
 {%- endmacro %}
 
 
@@ -118,10 +123,11 @@
 
 {% macro new_rows_of(upstream, bound_column=none) -%}
     {#-
-      SQL selecting the rows of the Iceberg table `upstream` that the model
-      being built has not read yet: those committed after the read position
-      kept in its table property (record_read_positions); every row on a
-      first or full-refresh build. `bound_column`: see iceberg_rows_after.
+      The rows of the Iceberg table `upstream` that the model being built
+      has not read yet: those committed after the read position kept in its
+      table property (record_read_positions); every row on a first or
+      full-refresh build. A dict, as from iceberg_rows_after: `sql` and
+      `is_empty` (nothing new to read). `bound_column`: see iceberg_rows_after.
     -#}
     {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
     {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}

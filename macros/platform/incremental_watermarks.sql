@@ -64,3 +64,37 @@
         'landed_since': timestamp_literal(new_files.lower_bound or '1970-01-01 00:00:00'),
     }) }}
 {%- endmacro %}
+
+
+{% macro staged_after(relation, since, alias=none, condition=none, column='staged_at') -%}
+    {#-
+      The condition selecting the rows of `relation` (read as `alias`) staged
+      after `since`, a timestamp literal from last_staged_at:
+      `<alias>.<column> > <since>`. When the model runs incrementally and no
+      row of `relation` (that meets `condition`, SQL on its columns) was
+      staged after the model's last build (the commit time of its newest
+      snapshot written by a build: not a compaction's `replace`, nor a
+      metadata-only `delete` by hand), the condition is `false` instead.
+      Upstream models finish before a model starts, so its last build read
+      every row there was; a build with the same inputs adds nothing. Spark
+      then knows while planning that nothing is new and drops every part of
+      the query fed only by those rows (their joins with the model's own
+      table, the merge's join with it) without reading a table. The model's
+      own rows can lag its last build (a run that adds no row leaves `since`
+      where it was), so this check uses the build time, not `since`.
+    -#}
+    {%- set staged = (alias ~ '.' if alias else '') ~ column ~ ' > ' ~ since -%}
+    {%- if execute and is_incremental() -%}
+        {%- set last_built = query_scalar(
+            "select cast(max(committed_at) as string) from " ~ this ~ ".snapshots where operation not in ('replace', 'delete')"
+        ) -%}
+        {%- set found = run_query(
+            'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ timestamp_literal(last_built)
+            ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
+        ) if last_built is not none else none -%}
+        {%- if found is not none and found.rows | length == 0 -%}
+            {{ return('false') }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(staged) }}
+{%- endmacro %}

@@ -39,9 +39,9 @@
   every key of its table) from all of that key's changes, and merges it in
   place of the key's previous versions (merge_replace_by: versions a late
   change made obsolete are deleted), in one commit. Keys not touched are
-  not read or rewritten. The table is merge-on-read, so a merge writes only
-  the touched keys' rows. After changing a table's settings, rebuild with
-  `--full-refresh`.
+  not read or rewritten; a run with no new change reads no change at all.
+  The table is merge-on-read, so a merge writes only the touched keys'
+  rows. After changing a table's settings, rebuild with `--full-refresh`.
 -#}
 
 with
@@ -73,22 +73,27 @@ truncates as (
 ),
 
 {% if is_incremental() -%}
+    {%- set new_rows = new_rows_of(ref('cdc_changes')) %}
     new_changes as (
-        {{ keyed_changes('(' ~ new_rows_of(ref('cdc_changes')) ~ ')') }}
+        {{ keyed_changes('(' ~ new_rows.sql ~ ')') }}
     ),
 
     key_changes as (
         -- Every change of a key that has a new change, and of every key of a
-        -- table with a new truncate: one pass over silver.
+        -- table with a new truncate: one pass over silver. Nothing when no
+        -- silver change is new (`false`, folded away: Spark reads nothing).
         select * from row_changes
         where
-            row_changes.key_hash in (
-                select new_changes.key_hash from new_changes
-                where new_changes.operation <> 'truncate' and new_changes.primary_key is not null
-            )
-            or row_changes.table_id in (
-                select new_changes.table_id from new_changes
-                where new_changes.operation = 'truncate'
+            {{ 'false' if new_rows.is_empty else 'true' }}
+            and (
+                row_changes.key_hash in (
+                    select new_changes.key_hash from new_changes
+                    where new_changes.operation <> 'truncate' and new_changes.primary_key is not null
+                )
+                or row_changes.table_id in (
+                    select new_changes.table_id from new_changes
+                    where new_changes.operation = 'truncate'
+                )
             )
     ),
 {%- else -%}

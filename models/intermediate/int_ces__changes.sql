@@ -25,7 +25,7 @@ events as (
     where
         is_complete
         {% if is_incremental() -%}
-            and staged_at > {{ last_staged_at() }}
+            and {{ staged_after(ref('int_ces__events'), last_staged_at()) }}
         {%- endif %}
 ),
 

@@ -23,7 +23,7 @@ with
     touched_events as (
         select distinct event_key
         from {{ ref('int_ces__segments') }}
-        where not is_duplicate and staged_at > {{ last_staged_at() }}
+        where not is_duplicate and {{ staged_after(ref('int_ces__segments'), last_staged_at()) }}
     ),
 {%- endif %}
 

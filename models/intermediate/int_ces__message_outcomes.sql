@@ -23,12 +23,12 @@ with
     touched_messages as (
         select message_id
         from {{ ref('stg_ces__messages') }}
-        where staged_at > {{ since }}
+        where {{ staged_after(ref('stg_ces__messages'), since) }}
         union
         select segments.message_id
         from {{ ref('int_ces__segments') }} as segments
         left semi join {{ ref('int_ces__events') }} as events
-            on segments.event_key = events.event_key and events.staged_at > {{ since }}
+            on segments.event_key = events.event_key and {{ staged_after(ref('int_ces__events'), since, 'events') }}
     ),
 {%- endif %}
 

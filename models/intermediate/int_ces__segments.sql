@@ -28,7 +28,7 @@ usable as (
     where
         messages.quarantine_reason is null
         {% if is_incremental() -%}
-            and messages.staged_at > {{ last_staged_at() }}
+            and {{ staged_after(ref('stg_ces__messages'), last_staged_at(), 'messages') }}
         {%- endif %}
 ),
 

@@ -28,7 +28,7 @@ events as (
         {#- Emitted once: a copy arriving after its event completed changes nothing. -#}
         left anti join {{ this }} as emitted on events.event_key = emitted.event_key
     {%- endif %}
-    where events.is_complete and events.staged_at > {{ last_staged_at() }}
+    where events.is_complete and {{ staged_after(ref('int_dataworks__events'), last_staged_at(), 'events') }}
 ),
 
 expanded as (

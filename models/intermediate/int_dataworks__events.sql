@@ -27,7 +27,7 @@ usable as (
 touched as (
     select distinct event_key
     from usable
-    where staged_at > {{ last_staged_at() }}
+    where {{ staged_after(ref('stg_dataworks__messages'), last_staged_at()) }}
 ),
 
 grouped as (

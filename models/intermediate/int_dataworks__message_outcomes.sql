@@ -31,11 +31,14 @@ events as (
 touched as (
     select message_id
     from messages
-    where staged_at > {{ since }}
+    where {{ staged_after(ref('stg_dataworks__messages'), since) }}
     union
     select messages.message_id
     from messages
-    left semi join events on messages.event_key = events.event_key and events.staged_at > {{ since }}
+    left semi join events
+        on
+            messages.event_key = events.event_key
+            and {{ staged_after(ref('int_dataworks__events'), since, 'events') }}
 ),
 
 touched_events as (

@@ -35,7 +35,7 @@ messages as (
     from {{ ref('stg_debezium__messages') }} as messages
     inner join {{ ref('int_debezium__decoded') }} as decoded
         on messages.message_id = decoded.message_id
-    where decoded.staged_at > {{ since }}
+    where {{ staged_after(ref('int_debezium__decoded'), since, 'decoded') }}
 ),
 
 identified as (

@@ -20,7 +20,7 @@ with
 messages as (
     select *
     from {{ ref('stg_debezium__messages') }}
-    where staged_at > {{ last_staged_at() }}
+    where {{ staged_after(ref('stg_debezium__messages'), last_staged_at()) }}
 ),
 
 changes as (

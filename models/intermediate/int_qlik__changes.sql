@@ -30,9 +30,8 @@
 -#}
 
 {%- set since = last_staged_at() %}
-{%- set metadata_arrived = is_incremental() and (query_scalar(
-    'select count(*) from ' ~ ref('int_qlik__table_versions') ~ ' where staged_at > ' ~ since
-) or 0) > 0 %}
+{%- set new_versions = staged_after(ref('int_qlik__table_versions'), since, 'versions') %}
+{%- set metadata_arrived = is_incremental() and new_versions != 'false' %}
 
 with
 
@@ -76,14 +75,14 @@ candidates as (
         left anti join {{ this }} as resolved on addressed.message_id = resolved.message_id
     {%- endif %}
     where
-        addressed.staged_at > {{ since }}
+        {{ staged_after(ref('stg_qlik__messages'), since, 'addressed') }}
         or (
             -- false (and folded away, so older files are pruned) unless metadata arrived
             {{ 'true' if metadata_arrived else 'false' }}
             and exists (
                 select 1 from versions
                 where
-                    versions.staged_at > {{ since }}
+                    {{ new_versions }}
                     and (
                         addressed.referenced_schema_id = versions.schema_id
                         or (addressed.referenced_schema_id is null and addressed.named_table_id = versions.table_id)

@@ -48,11 +48,11 @@ versions as (
 touched as (
     select message_id
     from messages
-    where staged_at > {{ since }}
+    where {{ staged_after(ref('stg_qlik__messages'), since) }}
     union
     select message_id
     from changes
-    where staged_at > {{ since }}
+    where {{ staged_after(ref('int_qlik__changes'), since) }}
 ),
 
 final as (

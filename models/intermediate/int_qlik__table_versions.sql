@@ -25,7 +25,7 @@ metadata as (
     where
         message_kind = 'metadata'
         and quarantine_reason is null
-        and staged_at > {{ last_staged_at() }}
+        and {{ staged_after(ref('stg_qlik__messages'), last_staged_at()) }}
 ),
 
 first_copies as (

@@ -40,7 +40,7 @@ with
     {{ changes.identifier }} as (
         select
             {{ change_columns | join(',\n            ') }}
-        from ({{ new_rows_of(changes, 'staged_at') }}) as new_rows
+        from ({{ new_rows_of(changes, 'staged_at').sql }}) as new_rows
         where quarantine_reason is null and not is_duplicate
     ),
 

@@ -44,7 +44,7 @@ observed as (
         where
             changes.quarantine_reason is null
             and not changes.is_duplicate
-            and changes.staged_at > {{ since }}
+            and {{ staged_after(changes, since, 'changes') }}
         union all
     {% endfor -%}
     {#- Qlik Replicate: the table-version registry, ordered by table version. -#}
@@ -63,7 +63,7 @@ observed as (
         coalesce(versions.metadata_ts, versions.ingested_at) as last_seen_at
     from {{ ref('int_qlik__table_versions') }} as versions
         lateral view explode(versions.source_columns) as source_column
-    where versions.staged_at > {{ since }}
+    where {{ staged_after(ref('int_qlik__table_versions'), since, 'versions') }}
 ),
 
 {% if is_incremental() -%}

@@ -120,8 +120,11 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     first, last = spark.sql(f"select min(sequence_number), max(sequence_number) from {table}.entries").first()
 
     def read(after: int, bound: str = "none") -> tuple[str, list[int]]:
-        sql = compile_inline(dbt, f"{{{{ iceberg_rows_after('{table}', {after}, {bound}) }}}}")
+        sql = compile_inline(dbt, f"{{{{ iceberg_rows_after('{table}', {after}, {bound}).sql }}}}")
         return sql, sorted(row.id for row in spark.sql(sql).collect())
+
+    def is_empty(after: int) -> str:
+        return compile_inline(dbt, f"{{{{ iceberg_rows_after('{table}', {after}).is_empty }}}}")
 
     files = f"{{{{ iceberg_new_files('{table}', {first}, 'staged_at') }}}}"
     second_insert = spark.sql(f"select count(*) from {table}.files").first()[0] - 1  # the first wrote one
@@ -135,6 +138,7 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     sql, ids = read(last, "'staged_at'")
     assert ids == []
     assert "where false" in sql  # nothing new: the table is not read
+    assert (is_empty(last), is_empty(first), is_empty(-1)) == ("True", "False", "False")
 
 
 def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, scratch) -> None:

@@ -28,7 +28,7 @@ messages as (
     where
         source_format = 'ces'
         {% if is_incremental() -%}
-            and staged_at > {{ last_staged_at() }}
+            and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'ces'") }}
         {%- endif %}
 ),
 

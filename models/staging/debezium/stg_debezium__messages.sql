@@ -33,7 +33,7 @@ messages as (
     from {{ ref('stg_bronze__messages') }}
     where
         source_format = 'debezium'
-        and staged_at > {{ last_staged_at() }}
+        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'debezium'") }}
 ),
 
 enveloped as (
