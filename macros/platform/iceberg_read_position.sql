@@ -7,24 +7,23 @@
 
 {% macro iceberg_read_position(relation) -%}
     {#-
-      The read position of `relation` now, as text `<snapshot id>:<data
-      sequence number>`: its current snapshot and the newest data sequence
-      number among its live data files. '' on an empty table.
+      The read position of `relation` now, as text `<snapshot id>:<sequence
+      number>`: its current snapshot and that snapshot's sequence number,
+      which no data file committed so far exceeds and every later commit
+      does. '' on an empty table. Read from the table's newest metadata
+      log entry, so no manifest is read.
     -#}
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set row = run_query(
-        "select cast(max(entries.sequence_number) as string),"
-        ~ " cast(max(refs.snapshot_id) as string)"
-        ~ " from " ~ relation ~ ".entries as entries"
-        ~ " cross join (select snapshot_id from " ~ relation ~ ".refs where name = 'main') as refs"
-        ~ " where entries.status <> 2 and entries.data_file.content = 0"
-    ).rows[0] -%}
-    {%- if row[0] is none or row[1] is none -%}
+    {%- set rows = run_query(
+        "select cast(latest_snapshot_id as string), cast(latest_sequence_number as string)"
+        ~ " from " ~ relation ~ ".metadata_log_entries order by timestamp desc limit 1"
+    ).rows -%}
+    {%- if rows | length == 0 or rows[0][0] is none or rows[0][1] is none -%}
         {{ return('') }}
     {%- endif -%}
-    {{ return(row[1] ~ ':' ~ row[0]) }}
+    {{ return(rows[0][0] ~ ':' ~ rows[0][1]) }}
 {%- endmacro %}
 
 
