@@ -88,12 +88,14 @@
         {%- set last_built = query_scalar(
             "select cast(max(committed_at) as string) from " ~ this ~ ".snapshots where operation not in ('replace', 'delete')"
         ) -%}
-        {%- set found = run_query(
-            'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ timestamp_literal(last_built)
-            ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
-        ) if last_built is not none else none -%}
-        {%- if found is not none and found.rows | length == 0 -%}
-            {{ return('false') }}
+        {%- if last_built is not none -%}
+            {%- set found = run_query(
+                'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ timestamp_literal(last_built)
+                ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
+            ) -%}
+            {%- if found.rows | length == 0 -%}
+                {{ return('false') }}
+            {%- endif -%}
         {%- endif -%}
     {%- endif -%}
     {{ return(staged) }}
