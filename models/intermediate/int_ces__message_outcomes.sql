@@ -78,7 +78,6 @@ final as (
             when changes.quarantine_reason is not null then changes.quarantine_reason
             else concat('Change ', changes.change_id, '.')
         end as detail,
-        messages.message_value,
         messages.ingested_at,
         current_timestamp() as staged_at
     from messages

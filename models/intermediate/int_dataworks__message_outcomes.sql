@@ -85,7 +85,6 @@ final as (
                     )
             else concat('Change event ', ranked.event_key, '.')
         end as detail,
-        ranked.message_value,
         ranked.ingested_at,
         current_timestamp() as staged_at
     from ranked

@@ -91,7 +91,6 @@ final as (
             when changes.is_duplicate then concat('A redelivered copy of change ', changes.change_id, '.')
             else concat('Change ', changes.change_id, '.')
         end as detail,
-        messages.message_value,
         messages.ingested_at,
         current_timestamp() as staged_at
     from messages

@@ -52,7 +52,6 @@ final as (
         nullif(cast(envelope.splittotalcnt as int), 0) as segment_count,
         lower(envelope.finalsegment) = 'true' as is_final_segment,
         envelope.data as data_text,
-        message_value,
         ingested_at,
         source_offset,
         case

@@ -122,7 +122,6 @@ final as (
                 array_contains(key_columns, c.name) as is_primary_key
             )
         ) as source_columns,
-        message_value,
         ingested_at,
         case
             when headers['x-cdc-encoding'] = 'base64'

@@ -149,7 +149,6 @@ final as (
         source_uri,
         source_partition,
         source_offset,
-        message_value,
         ingested_at,
         case
             when headers['x-cdc-encoding'] = 'base64'

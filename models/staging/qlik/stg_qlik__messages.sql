@@ -104,7 +104,6 @@ final as (
         nullif(trim(body.headers.columnmask), '') as column_mask,
         body.data as data_raw,
         body.beforedata as before_raw,
-        message_value,
         ingested_at,
         case
             when headers['x-cdc-encoding'] = 'base64'
