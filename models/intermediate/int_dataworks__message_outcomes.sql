@@ -13,7 +13,8 @@
   copy of a message already received: same event, same role), control
   (heartbeats, transaction markers, DDL other than TRUNCATE) or quarantined.
   Incremental: a run decides the messages staged since its last run and
-  revisits the messages of events regrouped since then.
+  revisits the messages of events regrouped since then, reading only the
+  messages and events of the events they belong to.
 -#}
 
 {%- set since = last_staged_at() %}
@@ -24,27 +25,33 @@ messages as (
     select * from {{ ref('stg_dataworks__messages') }}
 ),
 
+{% if is_incremental() -%}
+    touched as (
+        select message_id
+        from messages
+        where {{ staged_after(ref('stg_dataworks__messages'), since) }}
+        union
+        select messages.message_id
+        from messages
+        left semi join {{ ref('int_dataworks__events') }} as events
+            on
+                messages.event_key = events.event_key
+                and {{ staged_after(ref('int_dataworks__events'), since, 'events') }}
+    ),
+
+    touched_events as (
+        select distinct messages.event_key
+        from messages
+        left semi join touched on messages.message_id = touched.message_id
+    ),
+{%- endif %}
+
 events as (
-    select * from {{ ref('int_dataworks__events') }}
-),
-
-touched as (
-    select message_id
-    from messages
-    where {{ staged_after(ref('stg_dataworks__messages'), since) }}
-    union
-    select messages.message_id
-    from messages
-    left semi join events
-        on
-            messages.event_key = events.event_key
-            and {{ staged_after(ref('int_dataworks__events'), since, 'events') }}
-),
-
-touched_events as (
-    select distinct messages.event_key
-    from messages
-    left semi join touched on messages.message_id = touched.message_id
+    select events.*
+    from {{ ref('int_dataworks__events') }} as events
+    {% if is_incremental() -%}
+        left semi join touched_events on events.event_key = touched_events.event_key
+    {%- endif %}
 ),
 
 ranked as (
@@ -55,7 +62,9 @@ ranked as (
             order by messages.ingested_at, messages.message_id
         ) as copy_number
     from messages
-    left semi join touched_events on messages.event_key = touched_events.event_key
+    {% if is_incremental() -%}
+        left semi join touched_events on messages.event_key = touched_events.event_key
+    {%- endif %}
 ),
 
 final as (
@@ -88,7 +97,9 @@ final as (
         ranked.ingested_at,
         current_timestamp() as staged_at
     from ranked
-    left semi join touched on ranked.message_id = touched.message_id
+    {% if is_incremental() -%}
+        left semi join touched on ranked.message_id = touched.message_id
+    {%- endif %}
     left join events on ranked.event_key = events.event_key
 )
 

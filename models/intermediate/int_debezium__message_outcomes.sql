@@ -12,19 +12,24 @@
   redelivered copy of a change already received), control (a tombstone or
   a logical decoding message) or quarantined, with the reason. Nothing is
   pending: every Debezium message is complete in itself. Incremental: a run
-  decides the messages staged since its last run.
+  decides the messages staged since its last run. Their decoded changes
+  were staged after them, so it reads only the changes staged since then too.
 -#}
+
+{%- set since = last_staged_at() %}
 
 with
 
 messages as (
     select *
     from {{ ref('stg_debezium__messages') }}
-    where {{ staged_after(ref('stg_debezium__messages'), last_staged_at()) }}
+    where {{ staged_after(ref('stg_debezium__messages'), since) }}
 ),
 
 changes as (
-    select * from {{ ref('int_debezium__changes') }}
+    select *
+    from {{ ref('int_debezium__changes') }}
+    where {{ staged_after(ref('int_debezium__changes'), since) }}
 ),
 
 final as (

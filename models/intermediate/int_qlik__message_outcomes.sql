@@ -13,27 +13,46 @@
   control (a metadata message: it goes to the table-version registry),
   pending (a data message whose table metadata has not arrived yet) or
   quarantined, with the reason. Incremental: a run decides the messages
-  staged since its last run and revisits pending ones resolved since then.
+  staged since its last run and revisits pending ones resolved since then,
+  reading the changes of those messages only.
 -#}
 
 {%- set since = last_staged_at() %}
 
 with
 
+{% if is_incremental() -%}
+    touched as (
+        select message_id
+        from {{ ref('stg_qlik__messages') }}
+        where {{ staged_after(ref('stg_qlik__messages'), since) }}
+        union
+        select message_id
+        from {{ ref('int_qlik__changes') }}
+        where {{ staged_after(ref('int_qlik__changes'), since) }}
+    ),
+{%- endif %}
+
 messages as (
-    select * from {{ ref('stg_qlik__messages') }}
+    select messages.*
+    from {{ ref('stg_qlik__messages') }} as messages
+    {% if is_incremental() -%}
+        left semi join touched on messages.message_id = touched.message_id
+    {%- endif %}
 ),
 
 changes as (
     select
-        message_id,
+        qlik_changes.message_id,
         {#- A key change is two changes of one message: it is a change if either part is. -#}
-        max_by(change_id, not is_duplicate) as change_id,
-        bool_and(is_duplicate) as is_duplicate,
-        first(quarantine_reason, true) as quarantine_reason,
-        max(staged_at) as staged_at
-    from {{ ref('int_qlik__changes') }}
-    group by message_id
+        max_by(qlik_changes.change_id, not qlik_changes.is_duplicate) as change_id,
+        bool_and(qlik_changes.is_duplicate) as is_duplicate,
+        first(qlik_changes.quarantine_reason, true) as quarantine_reason
+    from {{ ref('int_qlik__changes') }} as qlik_changes
+    {% if is_incremental() -%}
+        left semi join touched on qlik_changes.message_id = touched.message_id
+    {%- endif %}
+    group by qlik_changes.message_id
 ),
 
 versions as (
@@ -43,16 +62,6 @@ versions as (
         table_id,
         table_version
     from {{ ref('int_qlik__table_versions') }}
-),
-
-touched as (
-    select message_id
-    from messages
-    where {{ staged_after(ref('stg_qlik__messages'), since) }}
-    union
-    select message_id
-    from changes
-    where {{ staged_after(ref('int_qlik__changes'), since) }}
 ),
 
 final as (
@@ -94,7 +103,6 @@ final as (
         messages.ingested_at,
         current_timestamp() as staged_at
     from messages
-    left semi join touched on messages.message_id = touched.message_id
     left join changes on messages.message_id = changes.message_id
     left join versions on messages.schema_id = versions.schema_id
 )
