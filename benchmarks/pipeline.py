@@ -121,7 +121,7 @@ def run_process(args: list[str], env: dict[str, str], log: Path) -> tuple[float,
 
 
 def message_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name != "expected_current.json")
+    return sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("_"))
 
 
 def count_lines(paths: list[Path]) -> int:

@@ -2,8 +2,12 @@
 
 For each bronze table, a JSON file records, per landed file, where landing
 stopped (byte offset and line number, or Avro records), how many messages it
-landed, and a fingerprint of the file's first bytes. Landing the same file
-again then reads nothing; a file that has grown is read from where it stopped.
+landed, and a fingerprint of the file's first bytes. A file is complete only
+when that position is its end: a JSON-lines or kcat file when the byte offset
+is its size, a capture file when a landing read it to its last record at its
+present size. Landing a complete file again reads nothing; any other file,
+whether landing stopped short of its end (a killed run) or it has grown since,
+is read on from where landing stopped.
 
 The checkpoint must not claim more, or less, than bronze holds, even if a
 run dies between the Iceberg commit and the checkpoint write. So each chunk
@@ -31,9 +35,12 @@ HEAD_BYTES = 4096
 class FileState:
     resume: ResumePoint
     messages: int  # messages landed from this file so far
-    size: int  # file size when it was last read
+    size: int  # file size when this state was recorded
     head_length: int
     head_sha256: str
+    # Landing read the file to its end when it was `size` bytes long (a chunk's
+    # state in the middle of a file is not at the end).
+    at_end: bool = False
 
     def to_json(self) -> dict:
         return {**asdict(self), "resume": asdict(self.resume)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -27,9 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
         "land",
         help="append the messages of files to bronze.raw_<format>",
         description=(
-            "Append every message of the given files (directories are read recursively) to "
-            "bronze.raw_<FORMAT>, exactly as received. Landing the same file again adds nothing; "
-            "a file that has grown adds only its new messages."
+            "Append every message of the given files (directories are read recursively; names "
+            "starting with _ or . are skipped) to bronze.raw_<FORMAT>, exactly as received. Landing "
+            "the same file again adds nothing; a file that has grown, or whose landing was "
+            "interrupted, adds only the messages not landed yet."
         ),
     )
     land.add_argument(
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write realistic generated CDC traffic for tests, demos and benchmarks",
         description=(
             "Write generated change messages of one producer, with redeliveries, plus "
-            "expected_current.json (the live rows the traffic leaves). ces: JSON-lines files, one per "
+            "_expected_current.json (the live rows the traffic leaves). ces: JSON-lines files, one per "
             "partition, delivered round-robin with split events. debezium: kcat -J dumps in kcat/ "
             "(SQL Server and PostgreSQL, with schemas) and Kafka Connect S3 sink files in jsonl/ "
             "(MySQL and PostgreSQL, payloads only), keyed partitions. dataworks: JSON-lines files, one "
@@ -142,10 +144,11 @@ def land_command(args: argparse.Namespace) -> int:
     from dbt.adapters.spark_embedded.python_submissions import active_session
 
     from python_ingest.checkpoints import CheckpointStore
-    from python_ingest.landing import Lander, LandingError, expand_paths
+    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError, expand_paths
     from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
     try:
+        KillSwitch(os.environ.get(KILL_ENV))  # the crash tests' hook, checked before Spark starts
         files = expand_paths(args.paths, args.container)
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)

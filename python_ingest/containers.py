@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 CONTAINERS = ("jsonl", "kcat", "eventhubs-avro")
+LINE_CONTAINERS = ("jsonl", "kcat")  # positions are byte offsets; eventhubs-avro counts records
 ENCODING_HEADER = "x-cdc-encoding"
 INGEST_ERROR_HEADER = "x-cdc-ingest-error"
 CAPTURE_PATH = re.compile(r"^\d+/\d{4}/\d{2}/\d{2}/\d{2}/\d{2}/\d{2}\.avro$")
@@ -39,6 +40,12 @@ class ResumePoint:
     byte_offset: int = 0  # jsonl / kcat: byte position just after the last consumed line
     line_number: int = 0  # jsonl / kcat: lines consumed so far, blank ones included
     records: int = 0  # eventhubs-avro: records consumed so far
+
+    def describe(self, container: str, size: int) -> str:
+        """Where this point is, for a person: `line 25,632 (byte 15,125,000 of 21,436,118)`."""
+        if container in LINE_CONTAINERS:
+            return f"line {self.line_number + 1:,} (byte {self.byte_offset:,} of {size:,})"
+        return f"record {self.records + 1:,}"
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,20 @@ def _lines(path: Path, resume: ResumePoint) -> Iterator[tuple[int, bytes, Resume
                 line = line[:-1]
             if line.strip():
                 yield number, line, ResumePoint(byte_offset=offset, line_number=number)
+
+
+def past_blank_lines(path: Path, resume: ResumePoint) -> ResumePoint:
+    """The point after the blank lines that follow `resume`: where a reader that
+    has yielded its last message stands once it has consumed the file's end."""
+    offset, number = resume.byte_offset, resume.line_number
+    with Path(path).open("rb") as handle:
+        handle.seek(offset)
+        for raw in handle:
+            if raw.strip():
+                break
+            offset += len(raw)
+            number += 1
+    return ResumePoint(byte_offset=offset, line_number=number)
 
 
 def _plain_line(

@@ -8,6 +8,8 @@ bounded whatever the file size and a re-run lands only what is new.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import uuid
 from collections.abc import Callable, Iterable
@@ -18,9 +20,18 @@ from typing import Any, TextIO
 
 from python_ingest.bronze import BronzeTable
 from python_ingest.checkpoints import CheckpointStore, FileState, file_head
-from python_ingest.containers import ContainerError, RawMessage, ResumePoint, file_uri, iter_messages
+from python_ingest.containers import (
+    LINE_CONTAINERS,
+    ContainerError,
+    RawMessage,
+    ResumePoint,
+    file_uri,
+    iter_messages,
+    past_blank_lines,
+)
 
 CHUNK_PROPERTY = "cdc.ingest-chunk"
+KILL_ENV = "CDC_LAND_KILL_AT"
 DEFAULT_CHUNK_SIZE = 50_000
 FILE_SUFFIXES = {
     "jsonl": (".jsonl", ".json", ".ndjson", ".txt", ".log"),
@@ -41,6 +52,7 @@ class LandReport:
     landed: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # "<file> from <where>", files read on mid-way
 
     def summary(self) -> str:
         text = (
@@ -49,7 +61,46 @@ class LandReport:
         )
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
+        if self.resumed:
+            text += f"; resumed {len(self.resumed)} file(s) where an earlier landing stopped:"
+            text += "".join(f"\n  resumed {where}" for where in self.resumed)
         return text
+
+
+def is_complete(state: FileState, container: str, size: int) -> bool:
+    """Whether a file of `size` bytes holds nothing beyond what its checkpoint has landed: its
+    last landed position is its end. A line file's position is a byte offset; a capture file's
+    is a record count, so it is complete when a landing read it to its end at this size."""
+    if container in LINE_CONTAINERS:
+        return state.resume.byte_offset >= size
+    return state.at_end and state.size == size
+
+
+class KillSwitch:
+    """Fault-injection hook for the crash tests: ``$CDC_LAND_KILL_AT=<point>:<n>`` makes the
+    process SIGKILL itself the n-th time landing reaches ``point``. Points: ``read`` (a message
+    was read into the open chunk, nothing of it written), ``before-append`` (the chunk's pending
+    checkpoint is saved, its Iceberg append not made), ``after-append`` (appended, checkpoint
+    not committed), ``after-commit`` (between chunks)."""
+
+    POINTS = ("read", "before-append", "after-append", "after-commit")
+
+    def __init__(self, spec: str | None) -> None:
+        self.point, self.count, self.at = None, 0, 0
+        if not spec:
+            return
+        point, _, n = spec.partition(":")
+        if point not in self.POINTS or not n.isdigit() or int(n) < 1:
+            raise LandingError(
+                f"{KILL_ENV}={spec!r}: expected <point>:<n> with point one of {', '.join(self.POINTS)}"
+            )
+        self.point, self.at = point, int(n)
+
+    def reached(self, point: str) -> None:
+        if point == self.point:
+            self.count += 1
+            if self.count == self.at:
+                os.kill(os.getpid(), signal.SIGKILL)
 
 
 def new_batch_id(now: datetime) -> str:
@@ -57,9 +108,16 @@ def new_batch_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%S}Z-{uuid.uuid4().hex[:12]}"
 
 
+def is_hidden(name: str) -> bool:
+    """Names that landing a directory skips, as Spark's file sources do: `_SUCCESS`,
+    `.part.tmp`, the generators' `_expected_current.json`."""
+    return name.startswith(("_", "."))
+
+
 def expand_paths(paths: Iterable[Path], container: str) -> list[Path]:
-    """Files to land: the files named, and the matching files below each
-    directory (recursively, hidden ones excluded), in a stable order."""
+    """Files to land: the files named, and below each directory (recursively) the files
+    with the container's suffixes, except hidden ones (a name, or a folder's name below
+    the directory, starting with `_` or `.`), in a stable order."""
     files: list[Path] = []
     for path in paths:
         if path.is_file():
@@ -70,7 +128,7 @@ def expand_paths(paths: Iterable[Path], container: str) -> list[Path]:
                 for p in sorted(path.rglob("*"))
                 if p.is_file()
                 and p.suffix.lower() in FILE_SUFFIXES[container]
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and not any(is_hidden(part) for part in p.relative_to(path).parts)
             ]
             files.extend(found)
         else:
@@ -103,6 +161,7 @@ class Lander:
         self._rows: list[tuple] = []
         self._states: dict[str, FileState] = {}
         self._chunks = 0
+        self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
 
     # -- table -----------------------------------------------------------
     def prepare(self) -> None:
@@ -134,12 +193,15 @@ class Lander:
         self._chunks += 1
         chunk_id = f"{self.report.batch_id}:{self._chunks}"
         self.checkpoints.begin(chunk_id, dict(self._states))
+        self.kill_switch.reached("before-append")
         if self._rows:
             frame = self.spark.createDataFrame(self._rows, schema=self.table.ddl_columns, verifySchema=False)
             frame.writeTo(self.table.qualified_name).option(
                 f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
             ).append()
+        self.kill_switch.reached("after-append")
         self.checkpoints.commit()
+        self.kill_switch.reached("after-commit")
         self.report.landed += len(self._rows)
         self._rows = []
         self._states = {}
@@ -152,7 +214,11 @@ class Lander:
         self.report.files += 1
         if state is not None:
             head_length, head_sha = file_head(path, state.head_length)
-            if size < state.size or head_length != state.head_length or head_sha != state.head_sha256:
+            if (
+                size < max(state.size, state.resume.byte_offset)
+                or head_length != state.head_length
+                or head_sha != state.head_sha256
+            ):
                 self.report.errors.append(
                     f"{path}: the file changed since it was landed (it is shorter or its first bytes "
                     "differ); landing it again would mix two versions. Land the new content under a "
@@ -161,8 +227,15 @@ class Lander:
                 print(f"error: {self.report.errors[-1]}", file=self.out)
                 return
             self.report.skipped += state.messages
-            if size == state.size:
+            if is_complete(state, container, size):
                 return
+            where = state.resume.describe(container, size)
+            self.report.resumed.append(f"{path} from {where}")
+            print(
+                f"  {path.name}: resuming from {where}, after {state.messages:,} message(s) landed before",
+                file=self.out,
+                flush=True,
+            )
         resume = state.resume if state else ResumePoint()
         landed_before = state.messages if state else 0
         head_length, head_sha = (state.head_length, state.head_sha256) if state else file_head(path)
@@ -172,6 +245,7 @@ class Lander:
                 if self.accept is None or self.accept(message):
                     self._rows.append(self._row(message))
                     new_messages += 1
+                    self.kill_switch.reached("read")
                 self._states[key] = FileState(
                     message.resume, landed_before + new_messages, size, head_length, head_sha
                 )
@@ -183,9 +257,14 @@ class Lander:
             self.report.errors.append(str(exc))
             print(f"error: {exc}", file=self.out)
             return
+        # The whole file was read: its state is its end (past trailing blank lines).
         last = self._states.get(key) or self.checkpoints.files.get(key)
-        final_resume = last.resume if last else resume
-        self._states[key] = FileState(final_resume, landed_before + new_messages, size, head_length, head_sha)
+        end = last.resume if last else resume
+        if container in LINE_CONTAINERS:
+            end = past_blank_lines(path, end)
+        self._states[key] = FileState(
+            end, landed_before + new_messages, size, head_length, head_sha, at_end=True
+        )
 
     def _progress(self, path: Path, resume: ResumePoint, size: int) -> None:
         where = (

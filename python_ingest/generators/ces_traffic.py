@@ -103,7 +103,7 @@ class Traffic:
             path = directory / f"partition-{number}.jsonl"
             path.write_text(jsonl(messages), encoding="utf-8")
             paths.append(path)
-        (directory / "expected_current.json").write_text(json.dumps(self.expected_current, indent=1))
+        (directory / "_expected_current.json").write_text(json.dumps(self.expected_current, indent=1))
         return paths
 
 

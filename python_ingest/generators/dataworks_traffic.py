@@ -84,7 +84,7 @@ class Traffic:
         return sum(len(p) for p in self.partitions)
 
     def write(self, directory: Path) -> list[Path]:
-        """Write `partition-<n>.jsonl` (one compact JSON message a line) and `expected_current.json`;
+        """Write `partition-<n>.jsonl` (one compact JSON message a line) and `_expected_current.json`;
         return the message files."""
         directory.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -93,7 +93,7 @@ class Traffic:
             path.write_text("".join(dw.dumps(m) + "\n" for m in messages), encoding="utf-8")
             paths.append(path)
         expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
-        (directory / "expected_current.json").write_text(expected, encoding="utf-8")
+        (directory / "_expected_current.json").write_text(expected, encoding="utf-8")
         return paths
 
 

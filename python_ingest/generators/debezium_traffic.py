@@ -137,7 +137,7 @@ class Traffic:
         return sum(len(lines) for files in (self.kcat, self.jsonl) for lines in files.values())
 
     def write(self, directory: Path) -> list[Path]:
-        """Write `kcat/…`, `jsonl/…` and `expected_current.json`; return the message files."""
+        """Write `kcat/…`, `jsonl/…` and `_expected_current.json`; return the message files."""
         paths = []
         for folder, files in (("kcat", self.kcat), ("jsonl", self.jsonl)):
             for name, lines in files.items():
@@ -147,7 +147,7 @@ class Traffic:
                 paths.append(path)
         directory.mkdir(parents=True, exist_ok=True)
         expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
-        (directory / "expected_current.json").write_text(expected, encoding="utf-8")
+        (directory / "_expected_current.json").write_text(expected, encoding="utf-8")
         return paths
 
 

@@ -112,7 +112,7 @@ class Traffic:
     messages: int = 0
 
     def write(self, directory: Path) -> list[Path]:
-        """Write the kept messages as `partition-<n>.jsonl` and `expected_current.json`."""
+        """Write the kept messages as `partition-<n>.jsonl` and `_expected_current.json`."""
         if self.partitions is None:
             raise ValueError("these messages were streamed to files already")
         directory.mkdir(parents=True, exist_ok=True)
@@ -126,7 +126,7 @@ class Traffic:
 
 
 def write_expected(directory: Path, expected: dict[str, Any]) -> None:
-    with (directory / "expected_current.json").open("w", encoding="utf-8") as handle:
+    with (directory / "_expected_current.json").open("w", encoding="utf-8") as handle:
         json.dump(expected, handle, indent=1, ensure_ascii=False)
 
 
@@ -472,7 +472,7 @@ def generate(
 def write(
     directory: Path, changes: int = 200, seed: int = 7, partitions: int = 3, redelivery_rate: float = 0.04
 ) -> tuple[Traffic, list[Path]]:
-    """The same traffic as `generate`, streamed to `partition-<n>.jsonl` (and `expected_current.json`)."""
+    """The same traffic as `generate`, streamed to `partition-<n>.jsonl` (and `_expected_current.json`)."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"partition-{n}.jsonl" for n in range(partitions)]
     handles: list[TextIO] = [p.open("w", encoding="utf-8") for p in paths]

@@ -28,8 +28,9 @@ EVENT_DATA_SCHEMA = {
 }
 
 
-def write_capture_file(path: Path, events: list[dict[str, Any]]) -> Path:
-    """A capture file holding `events` (an empty list gives a header-only file)."""
+def write_capture_file(path: Path, events: list[dict[str, Any]], append: bool = False) -> Path:
+    """A capture file holding `events` (an empty list gives a header-only file); with
+    `append`, `events` are added as a new block at the end of an existing capture file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     records = [
         {
@@ -42,6 +43,6 @@ def write_capture_file(path: Path, events: list[dict[str, Any]]) -> Path:
         }
         for index, event in enumerate(events)
     ]
-    with path.open("wb") as handle:
+    with path.open("a+b" if append else "wb") as handle:
         fastavro.writer(handle, fastavro.parse_schema(EVENT_DATA_SCHEMA), records)
     return path

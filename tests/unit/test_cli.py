@@ -62,7 +62,7 @@ def test_generate_writes_partitions_and_expected_rows(tmp_path: Path) -> None:
     result = run("generate", "--format", "ces", "--changes", "30", "--partitions", "2", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     files = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert files == ["expected_current.json", "partition-0.jsonl", "partition-1.jsonl"]
+    assert files == ["_expected_current.json", "partition-0.jsonl", "partition-1.jsonl"]
     lines = (tmp_path / "out" / "partition-0.jsonl").read_text().splitlines()
     assert lines and all(json.loads(line)["type"] == "com.microsoft.SQL.CES.DML.V1" for line in lines)
     again = run(

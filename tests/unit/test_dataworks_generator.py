@@ -286,13 +286,13 @@ def test_write_and_cli(traffic: Traffic, tmp_path: Path, capsys: pytest.CaptureF
     lines = paths[0].read_text(encoding="utf-8").splitlines()
     assert lines == [dw.dumps(m) for m in traffic.partitions[0]] and ": " not in lines[0][:40]
     assert (
-        json.loads((tmp_path / "traffic" / "expected_current.json").read_text()) == traffic.expected_current
+        json.loads((tmp_path / "traffic" / "_expected_current.json").read_text()) == traffic.expected_current
     )
     out = tmp_path / "cli"
     assert main(["generate", "--format", "dataworks", "--changes", "40", "--partitions", "2", str(out)]) == 0
     assert "dataworks message(s)" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == [
-        "expected_current.json",
+        "_expected_current.json",
         "partition-0.jsonl",
         "partition-1.jsonl",
     ]

@@ -184,19 +184,19 @@ def test_same_seed_same_files(tmp_path: Path) -> None:
     assert files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
     generate(changes=60, seed=4).write(tmp_path / "c")
-    expected = Path("expected_current.json")
+    expected = Path("_expected_current.json")
     assert (tmp_path / "c" / expected).read_bytes() != (tmp_path / "a" / expected).read_bytes()
 
 
 def test_layout(written: Path, traffic: Traffic) -> None:
-    assert sorted(p.name for p in written.iterdir()) == ["expected_current.json", "jsonl", "kcat"]
+    assert sorted(p.name for p in written.iterdir()) == ["_expected_current.json", "jsonl", "kcat"]
     assert "gensql.gendb.dbo.accounts-0.kcat.jsonl" in traffic.kcat
     assert "genpg.public.items-1.kcat.jsonl" in traffic.kcat
     assert any(name.endswith(".redump.kcat.jsonl") for name in traffic.kcat)
     assert (
         "topics/invpg.public.shipments/partition=0/invpg.public.shipments+0+0000000000.json" in traffic.jsonl
     )
-    assert json.loads((written / "expected_current.json").read_text()) == traffic.expected_current
+    assert json.loads((written / "_expected_current.json").read_text()) == traffic.expected_current
 
 
 def test_kcat_lines_are_read_back_by_the_lander(written: Path, traffic: Traffic) -> None:
@@ -345,4 +345,4 @@ def test_schemaless_files_carry_encoded_values_that_decode_to_the_expected_rows(
 def test_generate_command_writes_debezium_traffic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "--format", "debezium", "--changes", "40", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out.startswith("wrote ")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["expected_current.json", "jsonl", "kcat"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["_expected_current.json", "jsonl", "kcat"]

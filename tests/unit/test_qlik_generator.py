@@ -58,7 +58,7 @@ def test_same_seed_same_files_and_streaming_writes_the_same(tmp_path: Path) -> N
         "partition-0.jsonl",
         "partition-1.jsonl",
     ]
-    for name in ("partition-0.jsonl", "partition-1.jsonl", "expected_current.json"):
+    for name in ("partition-0.jsonl", "partition-1.jsonl", "_expected_current.json"):
         assert (tmp_path / "kept" / name).read_bytes() == (tmp_path / "streamed" / name).read_bytes()
     assert generate(changes=120, seed=4, partitions=2).partitions != kept.partitions
 
@@ -218,8 +218,8 @@ def test_cli_generate_qlik(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["generate", "--format", "qlik", "--changes", "40", "--partitions", "2", str(out)]) == 0
     assert "qlik message(s)" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == [
-        "expected_current.json",
+        "_expected_current.json",
         "partition-0.jsonl",
         "partition-1.jsonl",
     ]
-    assert json.loads((out / "expected_current.json").read_text(encoding="utf-8"))["sales.orders"]
+    assert json.loads((out / "_expected_current.json").read_text(encoding="utf-8"))["sales.orders"]

@@ -1,0 +1,48 @@
+"""Run one SQL query against a lakehouse in a process of its own and print its rows as JSON.
+
+The test session's Spark holds its own lakehouse's embedded metastore, so a test that
+lands into another lakehouse (in subprocesses) reads it back through this module:
+``python -m tests.helpers.lakehouse_query "select ..."`` with ``$CDC_LAKEHOUSE_DIR`` set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def query(lakehouse: Path, sql: str, timeout: float = 300) -> list[dict[str, Any]]:
+    """The rows of `sql` on the lakehouse at `lakehouse` (a fresh Spark process)."""
+    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.lakehouse_query", sql],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"query failed ({result.returncode}): {sql}\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def main() -> None:
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest.profile import target_spark_parameters
+
+    spark = active_session(target_spark_parameters())
+    rows = [row.asDict(recursive=True) for row in spark.sql(sys.argv[1]).collect()]
+    print(json.dumps(rows, default=str))
+
+
+if __name__ == "__main__":
+    main()
