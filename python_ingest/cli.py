@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from python_ingest.bronze import BRONZE_FORMATS, FORMATS, bronze_table
-from python_ingest.containers import CONTAINERS
+from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES
 from python_ingest.detect import detect_format
 
 AUTO = "auto"
@@ -54,6 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=50_000,
         help="messages per Iceberg commit; bounds driver memory (default 50000)",
+    )
+    land.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        help=(
+            "the longest record landed whole; a longer one lands cut to this size, marked, and is "
+            f"quarantined by dbt (default {DEFAULT_MAX_MESSAGE_BYTES}: bounds landing's memory)"
+        ),
     )
     land.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
 
@@ -171,7 +180,14 @@ def land_command(args: argparse.Namespace) -> int:
         print(f"landing {len(files)} file(s) into {table.qualified_name} ({args.container})", flush=True)
         spark = spark or active_session(params)
         checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
-        lander = Lander(spark, table, checkpoints, chunk_size=args.chunk_size, accept=accept)
+        lander = Lander(
+            spark,
+            table,
+            checkpoints,
+            chunk_size=args.chunk_size,
+            max_message_bytes=args.max_message_bytes,
+            accept=accept,
+        )
         report = lander.land(files, args.container)
         print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
         errors.extend(error for error in report.errors if error not in errors)

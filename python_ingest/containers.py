@@ -23,9 +23,12 @@ from pathlib import Path
 from typing import Any
 
 CONTAINERS = ("jsonl", "kcat", "eventhubs-avro")
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20  # land --max-message-bytes
+MAX_PARTITION, MAX_OFFSET = 2**31 - 1, 2**63 - 1  # bronze: source_partition int, source_offset bigint
 LINE_CONTAINERS = ("jsonl", "kcat")  # positions are byte offsets; eventhubs-avro counts records
 ENCODING_HEADER = "x-cdc-encoding"
 INGEST_ERROR_HEADER = "x-cdc-ingest-error"
+SURROGATE = re.compile("[\ud800-\udfff]")
 CAPTURE_PATH = re.compile(r"^\d+/\d{4}/\d{2}/\d{2}/\d{2}/\d{2}/\d{2}\.avro$")
 
 
@@ -80,30 +83,83 @@ def decode_text(data: bytes) -> tuple[str, bool]:
 
 
 def _as_text(value: Any) -> str | None:
+    """A key, header or other envelope value as text: JSON for what is not a string, a
+    replacement character for a lone surrogate (a JSON escape no UTF-8 text can hold)."""
     if value is None:
         return None
     if isinstance(value, bytes):
         return decode_text(value)[0]
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if not isinstance(value, str):
+        value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return value if is_utf8_text(value) else SURROGATE.sub("\ufffd", value)
+
+
+def is_utf8_text(text: str) -> bool:
+    """Whether a string can be written as UTF-8 (a JSON `\\ud800` escape decodes to one that cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _value_text(value: Any, headers: dict[str, str]) -> str | None:
+    """A message value as landed: text as it is; one that cannot be UTF-8 (lone surrogates) as
+    the base64 of its bytes, with `x-cdc-encoding: base64` added to `headers`."""
+    if isinstance(value, bytes):
+        text, encoded = decode_text(value)
+    elif isinstance(value, str) and not is_utf8_text(value):
+        text, encoded = base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii"), True
+    else:
+        text, encoded = _as_text(value), False
+    if encoded:
+        headers[ENCODING_HEADER] = "base64"
+    return text
+
+
+def _failure(exc: BaseException) -> str:
+    """Why a record could not be read, in a few words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return "it is not JSON"
+    if isinstance(exc, RecursionError):
+        return "it is nested deeper than the JSON parser allows"
+    text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 # -- line containers --------------------------------------------------------
-def _lines(path: Path, resume: ResumePoint) -> Iterator[tuple[int, bytes, ResumePoint]]:
-    """Non-blank lines (without line ending) with their 1-based number and the
-    resume point after them."""
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based, blank lines counted
+    data: bytes  # without the line ending; at most `max_bytes`
+    after: ResumePoint
+    length: int  # of the whole line as written
+    cut: bool = False  # longer than the size limit: `data` is its first bytes
+
+
+def _lines(path: Path, resume: ResumePoint, max_bytes: int) -> Iterator[Line]:
+    """Non-blank lines from a resume point. A line longer than `max_bytes` is cut to that
+    length (the rest is read past, never held in memory)."""
     offset, number = resume.byte_offset, resume.line_number
     with Path(path).open("rb") as handle:
         handle.seek(offset)
-        for raw in handle:
-            offset += len(raw)
+        while raw := handle.readline(max_bytes + 1):
+            length, cut = len(raw), len(raw) > max_bytes and not raw.endswith(b"\n")
+            if cut:
+                while rest := handle.readline(2**20):
+                    length += len(rest)
+                    if rest.endswith(b"\n"):
+                        break
+                raw = raw[:max_bytes]
+            offset += length
             number += 1
             line = raw[:-1] if raw.endswith(b"\n") else raw
             if line.endswith(b"\r"):
                 line = line[:-1]
             if line.strip():
-                yield number, line, ResumePoint(byte_offset=offset, line_number=number)
+                yield Line(number, line, ResumePoint(byte_offset=offset, line_number=number), length, cut)
 
 
 def past_blank_lines(path: Path, resume: ResumePoint) -> ResumePoint:
@@ -112,41 +168,56 @@ def past_blank_lines(path: Path, resume: ResumePoint) -> ResumePoint:
     offset, number = resume.byte_offset, resume.line_number
     with Path(path).open("rb") as handle:
         handle.seek(offset)
-        for raw in handle:
-            if raw.strip():
-                break
+        while (raw := handle.readline(4096)) and not raw.strip():
             offset += len(raw)
             number += 1
     return ResumePoint(byte_offset=offset, line_number=number)
 
 
-def _plain_line(
-    uri: str, number: int, line: bytes, after: ResumePoint, error: str | None = None
-) -> RawMessage:
-    value, encoded = decode_text(line)
+def _cut_text(data: bytes) -> str | None:
+    """A line cut at the size limit as text, dropping a character it cut in two; None if
+    it is not UTF-8 anyway."""
+    for drop in range(4):
+        try:
+            return data[: len(data) - drop].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _plain_line(uri: str, line: Line, max_bytes: int, error: str | None = None) -> RawMessage:
     headers: dict[str, str] = {}
-    if encoded:
-        headers[ENCODING_HEADER] = "base64"
+    if line.cut:
+        text = _cut_text(line.data)
+        value = text if text is not None else _value_text(line.data, headers)
+        error = (
+            f"line {line.number} is {line.length:,} bytes, over the limit of {max_bytes:,} "
+            "(land --max-message-bytes): only its first bytes were landed"
+        )
+    else:
+        value = _value_text(line.data, headers)
     if error:
         headers[INGEST_ERROR_HEADER] = error
     return RawMessage(
-        message_id=make_message_id(uri, None, number),
+        message_id=make_message_id(uri, None, line.number),
         source_uri=uri,
         source_partition=None,
-        source_offset=number,
+        source_offset=line.number,
         message_key=None,
         message_value=value,
         headers=headers or None,
         enqueued_at=None,
-        resume=after,
+        resume=line.after,
     )
 
 
-def read_jsonl(path: Path, resume: ResumePoint = ResumePoint()) -> Iterator[RawMessage]:
+def read_jsonl(
+    path: Path, resume: ResumePoint = ResumePoint(), max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> Iterator[RawMessage]:
     """One message per non-blank line, exactly as written."""
     uri = file_uri(path)
-    for number, line, after in _lines(path, resume):
-        yield _plain_line(uri, number, line, after)
+    for line in _lines(path, resume, max_bytes):
+        yield _plain_line(uri, line, max_bytes)
 
 
 def _kcat_headers(value: Any) -> dict[str, str] | None:
@@ -162,7 +233,10 @@ def _kcat_time(record: dict[str, Any]) -> datetime | None:
     ts = record.get("ts")
     if record.get("tstype") == "none" or not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
         return None
-    return datetime.fromtimestamp(ts / 1000, tz=UTC)
+    try:
+        return datetime.fromtimestamp(ts / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):  # beyond the years a timestamp can hold
+        return None
 
 
 def _kcat_message(record: Any, after: ResumePoint) -> RawMessage:
@@ -172,36 +246,45 @@ def _kcat_message(record: Any, after: ResumePoint) -> RawMessage:
     topic, partition, offset = record.get("topic"), record.get("partition"), record.get("offset")
     if not isinstance(topic, str) or not topic:
         raise ValueError("it has no topic")
-    for name, value in (("partition", partition), ("offset", offset)):
+    for name, value, most in (("partition", partition, MAX_PARTITION), ("offset", offset, MAX_OFFSET)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"its {name} is not an integer")
-    uri = f"kafka:{topic}"
+        if not 0 <= value <= most:
+            raise ValueError(f"its {name} {value} is not between 0 and {most}")
+    uri = f"kafka:{_as_text(topic)}"
+    headers = _kcat_headers(record.get("headers"))
+    value_headers: dict[str, str] = {}
+    value = _value_text(record.get("payload"), value_headers)
     return RawMessage(
         message_id=make_message_id(uri, partition, offset),
         source_uri=uri,
         source_partition=partition,
         source_offset=offset,
         message_key=_as_text(record.get("key")),
-        message_value=_as_text(record.get("payload")),
-        headers=_kcat_headers(record.get("headers")),
+        message_value=value,
+        headers={**(headers or {}), **value_headers} or headers,
         enqueued_at=_kcat_time(record),
         resume=after,
     )
 
 
-def read_kcat(path: Path, resume: ResumePoint = ResumePoint()) -> Iterator[RawMessage]:
-    """One Kafka record per line of `kcat -C -J` output."""
+def read_kcat(
+    path: Path, resume: ResumePoint = ResumePoint(), max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> Iterator[RawMessage]:
+    """One Kafka record per line of `kcat -C -J` output. A line that is not a kcat envelope
+    (whatever the reason: not JSON, nested too deep, fields out of range) lands as raw text
+    with the reason in `x-cdc-ingest-error`."""
     uri = file_uri(path)
-    for number, line, after in _lines(path, resume):
+    for line in _lines(path, resume, max_bytes):
+        if line.cut:
+            yield _plain_line(uri, line, max_bytes)
+            continue
         try:
-            record = json.loads(line.decode("utf-8"))
-            yield _kcat_message(record, after)
-        except (UnicodeDecodeError, ValueError) as exc:
-            reason = "it is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            if isinstance(exc, json.JSONDecodeError):
-                reason = "it is not JSON"
-            error = f"line {number} is not a kcat -J JSON envelope: {reason}"
-            yield _plain_line(uri, number, line, after, error)
+            message = _kcat_message(json.loads(line.data.decode("utf-8")), line.after)
+        except Exception as exc:  # noqa: BLE001 - any damage: the line lands as text, with why
+            error = f"line {line.number} is not a kcat -J JSON envelope: {_failure(exc)}"
+            message = _plain_line(uri, line, max_bytes, error)
+        yield message
 
 
 # -- Event Hubs Capture -----------------------------------------------------
@@ -217,16 +300,16 @@ def parse_enqueued_time(value: Any) -> datetime | None:
             pass
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def capture_location(path: Path) -> tuple[str, int] | None:
     """(`eventhubs://namespace/hub`, partition) if the path follows the capture
     layout `{namespace}/{hub}/{partition}/{yyyy}/{MM}/{dd}/{HH}/{mm}/{ss}.avro`."""
     parts = Path(path).resolve().parts
-    if len(parts) < 10 or not CAPTURE_PATH.match("/".join(parts[-7:])):
+    if len(parts) < 10 or not CAPTURE_PATH.match("/".join(parts[-7:])) or int(parts[-7]) > MAX_PARTITION:
         return None
     return f"eventhubs://{parts[-9]}/{parts[-8]}", int(parts[-7])
 
@@ -238,20 +321,40 @@ def _avro_records(path: Path) -> Iterator[dict[str, Any]]:
         try:
             reader = fastavro.reader(handle)
             fields = {f["name"] for f in reader.writer_schema.get("fields", [])}
-        except Exception as exc:  # fastavro raises several types for a bad header
-            raise ContainerError(f"{path}: not a readable Event Hubs Capture Avro file: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - fastavro raises several types for a bad header
+            raise ContainerError(
+                f"{path}: not a readable Event Hubs Capture Avro file: {_failure(exc)}"
+            ) from exc
         if "Body" not in fields:
             raise ContainerError(
                 f"{path}: not a readable Event Hubs Capture Avro file: its schema has no Body field "
                 f"(fields: {', '.join(sorted(fields)) or 'none'})"
             )
+        read = 0
         try:
-            yield from reader
-        except Exception as exc:
-            raise ContainerError(f"{path}: not a readable Event Hubs Capture Avro file: {exc}") from exc
+            for record in reader:
+                read += 1
+                yield record
+        except Exception as exc:  # noqa: BLE001 - a damaged block, a bad sync marker, a cut file
+            raise ContainerError(
+                f"{path}: the Event Hubs Capture Avro file is damaged at record {read + 1:,} (byte "
+                f"{handle.tell():,}); the {read:,} record(s) before it were read: {_failure(exc)}"
+            ) from exc
 
 
-def read_eventhubs_avro(path: Path, resume: ResumePoint = ResumePoint()) -> Iterator[RawMessage]:
+def _capture_offset(record: dict[str, Any], index: int) -> int:
+    """The event's offset (`Offset`, else `SequenceNumber`, else its place in the file)."""
+    for value in (str(record.get("Offset") or ""), record.get("SequenceNumber")):
+        if isinstance(value, str) and value.isdigit() and int(value) <= MAX_OFFSET:
+            return int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_OFFSET:
+            return value
+    return index
+
+
+def read_eventhubs_avro(
+    path: Path, resume: ResumePoint = ResumePoint(), max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> Iterator[RawMessage]:
     """One message per EventData record of a capture file; a 0-byte file is an idle capture."""
     if Path(path).stat().st_size == 0:
         return
@@ -266,17 +369,26 @@ def read_eventhubs_avro(path: Path, resume: ResumePoint = ResumePoint()) -> Iter
         else:
             source_uri = uri
             partition_text = _as_text(system.get("x-opt-partition-id"))
-            partition = int(partition_text) if partition_text and partition_text.isdigit() else None
-        offset_text = str(record.get("Offset") or "")
-        offset = int(offset_text) if offset_text.isdigit() else int(record.get("SequenceNumber") or 0)
+            partition = (
+                int(partition_text)
+                if partition_text and partition_text.isdigit() and int(partition_text) <= MAX_PARTITION
+                else None
+            )
+        offset = _capture_offset(record, index)
         key = system.get("x-opt-kafka-key", system.get("x-opt-partition-key"))
-        headers = {str(k): _as_text(v) or "" for k, v in (record.get("Properties") or {}).items()}
+        headers = {str(_as_text(k)): _as_text(v) or "" for k, v in (record.get("Properties") or {}).items()}
         body = record.get("Body")
         value: str | None = None
         if body is not None:
-            value, encoded = decode_text(body if isinstance(body, bytes) else str(body).encode("utf-8"))
-            if encoded:
-                headers[ENCODING_HEADER] = "base64"
+            data = body if isinstance(body, bytes) else str(body).encode("utf-8", "surrogatepass")
+            if len(data) > max_bytes:
+                headers[INGEST_ERROR_HEADER] = (
+                    f"record {index} is {len(data):,} bytes, over the limit of {max_bytes:,} "
+                    "(land --max-message-bytes): only its first bytes were landed"
+                )
+                value = _cut_text(data[:max_bytes])
+                data = data[:max_bytes] if value is None else b""
+            value = value if value is not None else _value_text(data, headers)
         yield RawMessage(
             message_id=make_message_id(source_uri, partition, offset)
             if location is not None
@@ -295,12 +407,18 @@ def read_eventhubs_avro(path: Path, resume: ResumePoint = ResumePoint()) -> Iter
 READERS = {"jsonl": read_jsonl, "kcat": read_kcat, "eventhubs-avro": read_eventhubs_avro}
 
 
-def iter_messages(container: str, path: Path, resume: ResumePoint = ResumePoint()) -> Iterator[RawMessage]:
-    """The messages of one file in a container, from a resume point on."""
+def iter_messages(
+    container: str,
+    path: Path,
+    resume: ResumePoint = ResumePoint(),
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> Iterator[RawMessage]:
+    """The messages of one file in a container, from a resume point on; a record longer than
+    `max_bytes` is cut to it and marked (`x-cdc-ingest-error`)."""
     try:
         reader = READERS[container]
     except KeyError:
         raise ValueError(
             f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}"
         ) from None
-    return reader(path, resume)
+    return reader(path, resume, max_bytes)

@@ -26,7 +26,7 @@ def _object(text: str | None) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return value if isinstance(value, dict) else None
 
@@ -63,4 +63,9 @@ def detect_format(message: RawMessage) -> str:
     if message.message_value is None:
         return "debezium" if message.message_key is not None else UNKNOWN
     value = _object(message.message_value)
-    return UNKNOWN if value is None else detect_shape(value)
+    if value is None:
+        return UNKNOWN
+    try:
+        return detect_shape(value)
+    except TypeError:  # a field of an odd type (an `op` that is a list): no producer's shape
+        return UNKNOWN

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from python_ingest.bronze import BronzeTable
 from python_ingest.checkpoints import CheckpointStore, FileState, file_head
 from python_ingest.containers import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     LINE_CONTAINERS,
     ContainerError,
     RawMessage,
@@ -146,6 +147,7 @@ class Lander:
         table: BronzeTable,
         checkpoints: CheckpointStore,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         out: TextIO = sys.stdout,
         now: datetime | None = None,
         accept: Callable[[RawMessage], bool] | None = None,
@@ -154,6 +156,7 @@ class Lander:
         self.table = table
         self.checkpoints = checkpoints
         self.chunk_size = chunk_size
+        self.max_message_bytes = max_message_bytes
         self.out = out
         self.accept = accept  # lands only the messages it accepts (land --format auto)
         self.ingested_at = now or datetime.now(UTC)
@@ -241,7 +244,7 @@ class Lander:
         head_length, head_sha = (state.head_length, state.head_sha256) if state else file_head(path)
         new_messages = 0
         try:
-            for message in iter_messages(container, path, resume):
+            for message in iter_messages(container, path, resume, self.max_message_bytes):
                 if self.accept is None or self.accept(message):
                     self._rows.append(self._row(message))
                     new_messages += 1

@@ -207,3 +207,66 @@ def test_avro_without_body_is_refused(tmp_path: Path) -> None:
 def test_unknown_container() -> None:
     with pytest.raises(ValueError, match="unknown container 'parquet'"):
         iter_messages("parquet", Path("x"))
+
+
+def test_a_kcat_line_that_breaks_its_envelope_in_any_way_lands_as_text_with_why(tmp_path: Path) -> None:
+    lines = [
+        kcat_line(partition=2**40),  # beyond the bronze table's int
+        kcat_line(offset=2**70),
+        kcat_line(offset=-1),
+        json.dumps({"topic": "t", "partition": 0, "offset": 1, "headers": {"not": "a list"}}),
+        '{"topic": ' + "[" * 3000 + "]" * 3000 + "}",  # RecursionError in Python's parser
+        '{"topic": "t", "partition": 0, "offset": 1e400}',
+    ]
+    path = tmp_path / "broken.kcat"
+    path.write_text("\n".join(lines) + "\n")
+    messages = list(read_kcat(path))
+    reasons = [m.headers[INGEST_ERROR_HEADER] for m in messages]
+    assert len(messages) == len(lines) and all(m.source_uri == file_uri(path) for m in messages)
+    assert "partition 1099511627776 is not between 0 and 2147483647" in reasons[0]
+    assert "offset 1180591620717411303424 is not between 0" in reasons[1]
+    assert "offset -1 is not between 0" in reasons[2]
+    assert "headers is neither null nor an array" in reasons[3]
+    assert "nested deeper than the JSON parser allows" in reasons[4]
+    assert "offset is not an integer" in reasons[5]
+    assert [m.message_value for m in messages] == lines
+
+
+def test_kcat_timestamps_beyond_the_calendar_are_unknown_not_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "ts.kcat"
+    path.write_text(kcat_line(ts=10**30) + "\n" + kcat_line(offset=2, ts=1735689600000) + "\n")
+    far, near = read_kcat(path)
+    assert far.enqueued_at is None and INGEST_ERROR_HEADER not in (far.headers or {})
+    assert near.enqueued_at == datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def test_a_value_with_a_lone_surrogate_lands_as_base64_of_its_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "surrogate.kcat"
+    # JSON escapes for lone surrogates: valid JSON, but no UTF-8 text can hold what they decode to.
+    path.write_text(kcat_line(payload='{"a": "\ud800"}', key="k\udfff", headers=["h", "\ud800"]) + "\n")
+    [message] = read_kcat(path)
+    assert message.headers[ENCODING_HEADER] == "base64"
+    assert base64.b64decode(message.message_value) == '{"a": "\ud800"}'.encode("utf-8", "surrogatepass")
+    assert message.message_key == "k\ufffd" and message.headers["h"] == "\ufffd"
+
+
+@pytest.mark.parametrize("reader", [read_jsonl, read_kcat])
+def test_a_line_over_the_size_limit_lands_cut_and_marked_and_the_next_lines_follow(
+    tmp_path: Path, reader
+) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b'{"small": 1}\n' + b'{"big": "' + "é".encode() * 100 + b'"}\n' + b'{"small": 2}\n')
+    first, big, last = reader(path, max_bytes=64)
+    assert INGEST_ERROR_HEADER not in (first.headers or {}) or reader is read_kcat
+    assert len(big.message_value.encode()) <= 64 and big.message_value.startswith('{"big": "é')
+    assert "over the limit of 64 (land --max-message-bytes)" in big.headers[INGEST_ERROR_HEADER]
+    assert last.source_offset == 3 and last.resume.byte_offset == path.stat().st_size
+
+
+def test_a_damaged_capture_file_is_refused_naming_where_after_its_good_records(tmp_path: Path) -> None:
+    path = write_capture_file(tmp_path / "cut.avro", [{"Body": b"x" * 1000} for _ in range(20)])
+    path.write_bytes(path.read_bytes()[:-400])
+    with pytest.raises(
+        ContainerError, match=r"cut.avro: the Event Hubs Capture Avro file is damaged at record"
+    ):
+        list(read_eventhubs_avro(path))

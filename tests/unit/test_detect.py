@@ -59,3 +59,9 @@ def test_shapes(value: str, expected: str) -> None:
 def test_undecodable_or_keyless_null_messages_are_unknown() -> None:
     assert detect_format(raw("AAEC", headers={"x-cdc-encoding": "base64"})) == "unknown"
     assert detect_format(raw(None)) == "unknown"
+
+
+def test_odd_values_and_deep_nesting_are_unknown_not_an_error() -> None:
+    deep = "[" * 5000 + "]" * 5000
+    for value in ('{"op": [1], "source": {}}', '{"payload": {"op": {"x": 1}, "source": {}}}', deep):
+        assert detect_format(raw(value)) == "unknown"
