@@ -6,12 +6,13 @@ struct<schema:struct<dataColumn:array<struct<name:string,type:string>>,primaryKe
 
 {#- A DataWorks column value (JSON text) in the contract's text form for its
     `dataColumn` type: DATE (13-digit epoch milliseconds) as a UTC timestamp,
-    BOOLEAN as true/false; LONG, DOUBLE, BYTES (base64) and STRING as sent. -#}
+    BOOLEAN as true/false; LONG, DOUBLE, BYTES (base64) and STRING as sent. A DATE
+    beyond the years 1 to 9999 is kept as sent. -#}
 {% macro dataworks_value_text(value, column_type) -%}
     case
         when {{ value }} is null then null
-        when upper({{ column_type }}) = 'DATE' and {{ value }} rlike '^-?[0-9]+$'
-            then {{ timestamp_text('timestamp_millis(cast(' ~ value ~ ' as bigint))') }}
+        when upper({{ column_type }}) = 'DATE' and {{ value }} rlike '^-?[0-9]{1,18}$'
+            then coalesce({{ timestamp_text(epoch_millis_timestamp('cast(' ~ value ~ ' as bigint)')) }}, {{ value }})
         when upper({{ column_type }}) = 'BOOLEAN' then lower({{ value }})
         else {{ value }}
     end

@@ -27,7 +27,7 @@
     {%- endset -%}
     {%- set image = 'image' -%}
     {#- Columns whose value this change alters, compared with the live version. -#}
-    {%- set altered = 'filter(map_keys(' ~ image ~ '), c -> not (' ~ last ~ '.row_data[c] <=> (' ~ image ~ ')[c]))' -%}
+    {%- set altered = changed_keys(last ~ '.row_data', image) -%}
     {%- set replaces_version = 'size(acc) > 0 and ' ~ scd_type ~ ' = 1' -%}
     {%- set joins_transaction -%}
         size(acc) > 0 and {{ collapse_transactions }}

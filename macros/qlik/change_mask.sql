@@ -2,31 +2,28 @@
   Qlik Replicate change masks (`changeMask`, `columnMask`): the whole hex
   string is one big-endian number, bit i (least significant = 0) standing
   for the column with ordinal i + 1. Works for any width (tables with more
-  than 64 columns), either case, with or without leading zero padding.
+  than 64 columns), either case, with or without leading zero padding, in
+  time linear in the mask's length: the digits are split once and each is
+  read by its position (`substr` at a position would scan the string up to
+  it, quadratic over a whole mask).
 -#}
 
 {% macro change_mask_ordinals(mask) -%}
     {#- The set ordinals of hex mask expression `mask`, ascending; an empty array for an empty mask, null for null. -#}
-    case
-        when {{ mask }} is null then null
-        when trim({{ mask }}) = '' then cast(array() as array<int>)
-        else array_sort(flatten(transform(
-            sequence(0, length(trim({{ mask }})) - 1),
-            mask_digit -> filter(
-                transform(
-                    sequence(0, 3),
-                    mask_bit -> case
-                        when shiftright(
-                            cast(conv(substr(trim({{ mask }}), length(trim({{ mask }})) - mask_digit, 1), 16, 10) as int),
-                            mask_bit
-                        ) % 2 = 1
-                            then 4 * mask_digit + mask_bit + 1
-                    end
+    element_at(transform(array(trim({{ mask }})), mask_text -> case
+        when mask_text is null then null
+        when mask_text = '' then cast(array() as array<int>)
+        else flatten(transform(
+            reverse(split(mask_text, '')),
+            (mask_digit, digit_position) -> transform(
+                filter(
+                    array(0, 1, 2, 3),
+                    mask_bit -> shiftright(cast(conv(mask_digit, 16, 10) as int), mask_bit) % 2 = 1
                 ),
-                mask_ordinal -> mask_ordinal is not null
+                mask_bit -> 4 * digit_position + mask_bit + 1
             )
-        )))
-    end
+        ))
+    end), 1)
 {%- endmacro %}
 
 
@@ -36,15 +33,28 @@
 {%- endmacro %}
 
 
-{% macro change_mask_columns(mask, column_names) -%}
+{% macro mask_columns(ordinals, column_names) -%}
     {#-
-      The column names of the set bits of `mask`, in ordinal order:
-      `column_names` is an expression of type map<int, string> (ordinal →
-      name, from the table's metadata). Ordinals the metadata does not know
-      are left out.
+      The column names of the ordinals in array `ordinals` (from change_mask_ordinals),
+      in ordinal order: `column_names` is an expression of type map<int, string> (ordinal →
+      name, from the table's metadata). Ordinals the metadata does not know are left out;
+      fewer names than ordinals means the mask sets bits the table has no column for.
     -#}
-    filter(
-        transform({{ change_mask_ordinals(mask) }}, mask_ordinal -> element_at({{ column_names }}, mask_ordinal)),
-        mask_column -> mask_column is not null
-    )
+    element_at(transform(array({{ ordinals }}), set_ordinals -> transform(
+        array_sort(map_entries(map_filter(
+            map_zip_with(
+                coalesce({{ column_names }}, cast(map() as map<int, string>)),
+                map_from_arrays(set_ordinals, array_repeat(true, size(set_ordinals))),
+                (mask_ordinal, mask_column, is_set) -> case when is_set then mask_column end
+            ),
+            (mask_ordinal, mask_column) -> mask_column is not null
+        ))),
+        named_column -> named_column.value
+    )), 1)
+{%- endmacro %}
+
+
+{% macro change_mask_columns(mask, column_names) -%}
+    {#- The column names of the set bits of `mask`, in ordinal order (see mask_columns). -#}
+    {{ mask_columns(change_mask_ordinals(mask), column_names) }}
 {%- endmacro %}

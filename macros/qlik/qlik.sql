@@ -7,9 +7,11 @@ struct<schemaId:string,lineage:struct<server:string,task:string,schema:string,ta
 {%- endmacro %}
 
 
-{#- Spark DDL schema of the Qlik `atMSG` envelope around a body. -#}
-{% macro qlik_envelope_schema() -%}
-struct<magic:string,type:string,messageSchemaId:string,message:{{ qlik_body_schema() }}>
+{#- Spark DDL schema of a whole Qlik message, parsed once: the `atMSG` envelope
+    (magic, type, messageSchemaId and the body as `message`) and, for a message
+    without the envelope, the body's fields at the top level. -#}
+{% macro qlik_message_schema() -%}
+{{ qlik_body_schema()[:-1] }},magic:string,type:string,messageSchemaId:string,message:{{ qlik_body_schema() }}>
 {%- endmacro %}
 
 

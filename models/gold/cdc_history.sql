@@ -158,10 +158,10 @@ per_key as (
         array_sort(
             collect_list(struct(sequence, change_id, operation, commit_ts, transaction_id, before, after)),
             (l, r) -> case
-                when l.sequence < r.sequence then -1
-                when l.sequence > r.sequence then 1
-                when l.change_id < r.change_id then -1
-                when l.change_id > r.change_id then 1
+                when coalesce(l.sequence, '') < coalesce(r.sequence, '') then -1
+                when coalesce(l.sequence, '') > coalesce(r.sequence, '') then 1
+                when coalesce(l.change_id, '') < coalesce(r.change_id, '') then -1
+                when coalesce(l.change_id, '') > coalesce(r.change_id, '') then 1
                 else 0
             end
         ) as changes
@@ -199,20 +199,31 @@ exploded as (
         lateral view explode(history) as version
 ),
 
+periods as (
+    -- A version starts at its change's commit time, or at the previous version's start when
+    -- the source's clock went back (commit times out of commit order), so no period inverts.
+    select
+        *,
+        max(commit_ts) over (
+            partition by key_hash order by version_number rows between unbounded preceding and current row
+        ) as valid_from
+    from exploded
+),
+
 final as (
     select
         table_id,
         primary_key,
         key_hash,
         version_number,
-        commit_ts as valid_from,
-        lead(commit_ts) over (partition by key_hash order by version_number) as valid_to,
+        valid_from,
+        lead(valid_from) over (partition by key_hash order by version_number) as valid_to,
         version_number = max(version_number) over (partition by key_hash) as is_current,
         is_deleted,
         operation,
         row_data,
         change_id
-    from exploded
+    from periods
 )
 
 select * from final

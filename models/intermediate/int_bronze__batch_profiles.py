@@ -25,12 +25,13 @@ INGEST_ERROR_HEADER = "x-cdc-ingest-error"
 
 
 def is_json_object(text: str | None) -> bool:
-    """Whether `text` is strict JSON whose top level is an object."""
+    """Whether `text` is strict JSON whose top level is an object (one nested deeper than
+    Python's parser goes, or with a number of more than 4,300 digits, counts as not)."""
     if text is None:
         return False
     try:
         return isinstance(json.loads(text), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -67,12 +67,14 @@ final as (
             when messages.quarantine_reason is not null then messages.quarantine_reason
             when segments.is_duplicate
                 then concat(
-                        'A redelivered copy of event ', segments.event_source, ' / ', segments.event_id,
+                        'A redelivered copy of event ', {{ shown("segments.event_source") }},
+                        ' / ', {{ shown("segments.event_id") }},
                         ' (segment ', segments.segment_number, ').'
                     )
             when not events.is_complete
                 then concat(
-                        'Segment ', segments.segment_number, ' of split event ', segments.event_key, ': ',
+                        'Segment ', segments.segment_number, ' of split event ',
+                        {{ shown("segments.event_key") }}, ': ',
                         events.segments_received, ' segment(s) received, waiting for the rest.'
                     )
             when changes.quarantine_reason is not null then changes.quarantine_reason

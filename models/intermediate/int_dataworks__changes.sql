@@ -67,14 +67,13 @@ final as (
         cast(null as string) as transaction_id,
         case
             when change_operation = 'truncate' then cast(map() as map <string, string>)
-            else map_from_entries(transform(key_columns, k -> struct(k, change_image[k])))
+            else {{ map_of('key_columns', 'map_item', 'change_image[map_item]') }}
         end as primary_key,
         case when change_operation in ('update', 'delete') then before_image end as before,
         case when change_operation in ('update', 'insert') then after_image end as after,
         case
-            when change_operation = 'insert' then map_keys(after_image)
-            when change_operation = 'update'
-                then filter(map_keys(after_image), k -> not (before_image[k] <=> after_image[k]))
+            when change_operation = 'insert' then array_sort(map_keys(after_image))
+            when change_operation = 'update' then {{ changed_keys('before_image', 'after_image') }}
         end as changed_columns,
         ingested_at,
         event_key,

@@ -82,17 +82,20 @@ final as (
         case
             when ranked.quarantine_reason is not null then ranked.quarantine_reason
             when ranked.message_kind = 'control'
-                then concat(ranked.operation_code, ': a control message, not a change.')
+                then concat({{ shown("ranked.operation_code") }}, ': a control message, not a change.')
             when ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE'
-                then concat(ranked.operation_code, ' (DDL), kept in silver.cdc_schema_changes.')
+                then concat({{ shown("ranked.operation_code") }}, ' (DDL), kept in silver.cdc_schema_changes.')
             when ranked.copy_number > 1
-                then concat('A redelivered copy of ', ranked.operation_code, ' ', ranked.event_key, '.')
+                then concat(
+                        'A redelivered copy of ', {{ shown("ranked.operation_code") }}, ' ',
+                        {{ shown("ranked.event_key") }}, '.'
+                    )
             when not events.is_complete
                 then concat(
-                        ranked.operation_code, ' of sequenceId ', ranked.sequence_id,
+                        {{ shown("ranked.operation_code") }}, ' of sequenceId ', {{ shown("ranked.sequence_id") }},
                         ': half of an update, waiting for its other half.'
                     )
-            else concat('Change event ', ranked.event_key, '.')
+            else concat('Change event ', {{ shown("ranked.event_key") }}, '.')
         end as detail,
         ranked.ingested_at,
         current_timestamp() as staged_at

@@ -90,12 +90,9 @@ final as (
         copies.before_image as before,
         case when copies.operation <> 'delete' then copies.after_image end as after,
         case
-            when copies.operation in ('insert', 'snapshot') then map_keys(copies.after_image)
+            when copies.operation in ('insert', 'snapshot') then array_sort(map_keys(copies.after_image))
             when copies.operation = 'update' and copies.before_image is not null
-                then filter(
-                        map_keys(copies.after_image),
-                        k -> not (copies.before_image[k] <=> copies.after_image[k])
-                    )
+                then {{ changed_keys('copies.before_image', 'copies.after_image') }}
         end as changed_columns,
         copies.ingested_at,
         copies.source_columns,
@@ -106,13 +103,14 @@ final as (
                 then concat('A value could not be decoded against its schema: ', copies.decode_error, '.')
             when copies.operation = 'delete' and copies.primary_key is null and copies.before_image is null
                 then concat(
-                        'A delete of ', copies.table_id, ' with neither a before image nor a key ',
+                        'A delete of ', {{ shown("copies.table_id") }}, ' with neither a before image nor a key ',
                         '(REPLICA IDENTITY NOTHING, no Kafka key): the deleted row cannot be identified. ',
                         'Set REPLICA IDENTITY DEFAULT or FULL on the table, or keep the Kafka key.'
                     )
             when copies.primary_key is null or (copies.operation <> 'truncate' and size(copies.primary_key) = 0)
                 then concat(
-                        'The change of ', copies.table_id, ' carries no key: no Kafka key came with it and the ',
+                        'The change of ', {{ shown("copies.table_id") }},
+                        ' carries no key: no Kafka key came with it and the ',
                         'table has no key columns declared. Land the Kafka key (kcat) or declare the key ',
                         'columns in seeds/cdc_declared_columns.csv.'
                     )

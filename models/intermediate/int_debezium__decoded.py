@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 UNAVAILABLE = "__debezium_unavailable_value"
+MAX_SCALE = 16_383  # the largest scale a source database gives a decimal (PostgreSQL numeric)
 UNAVAILABLE_BYTES = base64.b64encode(UNAVAILABLE.encode()).decode()
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 EPOCH_DATE = EPOCH.date()
@@ -90,6 +91,8 @@ def epoch_text(value: int, per_second: int) -> str:
 
 def decimal_text(unscaled: int, scale: int) -> str:
     """Plain notation with exactly `scale` fractional digits: 1250, 2 → `12.50` (exact at any length)."""
+    if abs(scale) > MAX_SCALE:
+        raise DecodeError(f"the scale {scale} is beyond ±{MAX_SCALE}, more than any database gives a decimal")
     sign, digits = ("-" if unscaled < 0 else ""), str(abs(unscaled))
     if scale <= 0:
         return sign + digits + "0" * -scale
@@ -224,19 +227,35 @@ def decode_image(text: str | None, fields: dict[str, dict]) -> dict[str, str | N
     return decoded
 
 
+def failure_text(exc: BaseException) -> str:
+    """Why a message could not be decoded, in one line of bounded length."""
+    if isinstance(exc, RecursionError):
+        text = "a value is nested deeper than the decoder goes"
+    elif isinstance(exc, DecodeError | ValueError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
 def decode_message(row, declared: dict) -> dict:
-    """Images, key and columns of one Debezium row change (or truncate)."""
+    """Images, key and columns of one Debezium row change (or truncate). Never raises: a
+    message whose values do not fit their schema (whatever the exception) gets `decode_error`."""
+    try:
+        return _decode_message(row, declared)
+    except Exception as exc:  # noqa: BLE001 - any failure is the message's, and is reported with it
+        return {**EMPTY_RESULT, "decode_error": failure_text(exc)}
+
+
+EMPTY_RESULT = dict.fromkeys(("primary_key", "before", "after", "source_columns", "decode_error"))
+
+
+def _decode_message(row, declared: dict) -> dict:
     table = declared.get(row.table_id, {})
     declared_fields = {c: declared_field(c, t) for c, (t, _, _) in table.items()}
     after_fields = schema_fields(row.after_schema_text) or schema_fields(row.before_schema_text)
     fields = {**declared_fields, **{f["field"]: f for f in after_fields}}
-    result = {
-        "primary_key": None,
-        "before": None,
-        "after": None,
-        "source_columns": None,
-        "decode_error": None,
-    }
+    result = dict(EMPTY_RESULT)
     try:
         before = decode_image(row.before_text, fields)
         after = decode_image(row.after_text, fields)
@@ -259,7 +278,7 @@ def decode_message(row, declared: dict) -> dict:
                 key = None
         result.update(primary_key=key, before=before, after=after)
     except (DecodeError, ValueError) as exc:
-        result["decode_error"] = str(exc)
+        result["decode_error"] = failure_text(exc)
         return result
     if row.message_kind == "truncate":
         return result  # no row: says nothing about the table's columns

@@ -48,12 +48,12 @@ final as (
             when messages.quarantine_reason is not null then messages.quarantine_reason
             when messages.message_kind = 'tombstone'
                 then concat(
-                        'Tombstone (null value) for key ', coalesce(messages.key_text, '(none)'),
+                        'Tombstone (null value) for key ', coalesce({{ shown("messages.key_text") }}, '(none)'),
                         ': Kafka log compaction marker after a delete, not a change of its own.'
                     )
             when messages.message_kind = 'logical_message'
                 then concat(
-                        "Logical decoding message with prefix '", coalesce(messages.message_prefix, ''),
+                        "Logical decoding message with prefix '", coalesce({{ shown("messages.message_prefix") }}, ''),
                         "': kept in silver.cdc_control_events."
                     )
             when changes.message_id is null then 'The message was not decoded (internal error: no decoded row).'

@@ -123,25 +123,39 @@ resolved as (
     where coalesce(by_id.schema_id, by_table.schema_id) is not null
 ),
 
+masked as (
+    select
+        *,
+        {{ change_mask_ordinals('column_mask') }} as sent_ordinals,
+        {{ change_mask_ordinals('change_mask') }} as changed_ordinals,
+        map_zip_with(column_types, column_scales, (column_name, source_type, scale) -> struct(source_type, scale))
+            as column_specs
+    from resolved
+),
+
 imaged as (
     select
         *,
-        {{ change_mask_columns('column_mask', 'column_names') }} as sent_columns,
-        {{ change_mask_columns('change_mask', 'column_names') }} as masked_changed_columns
-    from resolved
+        {{ mask_columns('sent_ordinals', 'column_names') }} as sent_columns,
+        {{ mask_columns('changed_ordinals', 'column_names') }} as masked_changed_columns
+    from masked
 ),
+
+{%- set column_spec_type = 'struct<source_type: string, scale: int>' %}
+{%- set value_text = qlik_value_text('image_value', 'lookup_value.source_type', 'lookup_value.scale') %}
 
 decoded as (
     select
         *,
-        transform_values(
-            map_filter(data_raw, (k, v) -> column_mask is null or array_contains(sent_columns, k)),
-            (k, v) -> {{ qlik_value_text('v', 'column_types[k]', 'column_scales[k]') }}
-        ) as data_image,
-        transform_values(
-            map_filter(before_raw, (k, v) -> column_mask is null or array_contains(sent_columns, k)),
-            (k, v) -> {{ qlik_value_text('v', 'column_types[k]', 'column_scales[k]') }}
-        ) as before_data_image
+        {#- A column whose columnMask bit is clear was not sent: left out of the images. -#}
+        {{ map_join(
+            'case when column_mask is null then data_raw else ' ~ map_keep_keys('data_raw', 'sent_columns') ~ ' end',
+            'column_specs', column_spec_type, value_text
+        ) }} as data_image,
+        {{ map_join(
+            'case when column_mask is null then before_raw else ' ~ map_keep_keys('before_raw', 'sent_columns') ~ ' end',
+            'column_specs', column_spec_type, value_text
+        ) }} as before_data_image
     from imaged
 ),
 
@@ -179,7 +193,7 @@ expanded as (
 identified as (
     select
         *,
-        map_from_entries(transform(key_columns, k -> struct(k, key_image[k]))) as primary_key,
+        {{ map_of('key_columns', 'map_item', 'key_image[map_item]') }} as primary_key,
         case when operation_code = 'REFRESH' then '0' else '1' end
         || ':'
         || case
@@ -243,14 +257,12 @@ final as (
         case when copies.operation <> 'delete' then copies.key_image end as after,
         case
             when copies.operation = 'delete' then null
-            when copies.operation_code = 'UPDATE' and copies.operation = 'insert' then map_keys(copies.key_image)
+            when copies.operation_code = 'UPDATE' and copies.operation = 'insert'
+                then array_sort(map_keys(copies.key_image))
             when copies.change_mask is not null then copies.masked_changed_columns
-            when copies.operation in ('insert', 'snapshot') then map_keys(copies.key_image)
+            when copies.operation in ('insert', 'snapshot') then array_sort(map_keys(copies.key_image))
             when copies.before_data_image is not null
-                then filter(
-                        map_keys(copies.key_image),
-                        k -> not (copies.before_data_image[k] <=> copies.key_image[k])
-                    )
+                then {{ changed_keys('copies.before_data_image', 'copies.key_image') }}
         end as changed_columns,
         copies.ingested_at,
         copies.operation_code,
@@ -263,9 +275,21 @@ final as (
         copies.copy_number > 1
         {%- if is_incremental() %} or held_changes.change_id is not null{% endif %} as is_duplicate,
         case
+            when size(copies.sent_ordinals) > size(copies.sent_columns)
+                then concat(
+                        'The columnMask sets the bit of ordinal ', element_at(copies.sent_ordinals, -1),
+                        ', but table version ', copies.table_version, ' of ', {{ shown("copies.table_id") }}, ' has ',
+                        size(copies.column_names), ' column(s).'
+                    )
+            when size(copies.changed_ordinals) > size(copies.masked_changed_columns)
+                then concat(
+                        'The changeMask sets the bit of ordinal ', element_at(copies.changed_ordinals, -1),
+                        ', but table version ', copies.table_version, ' of ', {{ shown("copies.table_id") }}, ' has ',
+                        size(copies.column_names), ' column(s).'
+                    )
             when size(copies.key_columns) = 0
                 then concat(
-                        'The metadata of ', copies.table_id, ' (table version ', copies.table_version,
+                        'The metadata of ', {{ shown("copies.table_id") }}, ' (table version ', copies.table_version,
                         ') marks no primary-key column (primaryKeyPosition): its rows cannot be told apart.'
                     )
             when exists(map_values(copies.primary_key), v -> v is null)

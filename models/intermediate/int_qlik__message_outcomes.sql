@@ -81,18 +81,26 @@ final as (
             when messages.quarantine_reason is not null then messages.quarantine_reason
             when messages.message_kind = 'metadata' and versions.message_id = messages.message_id
                 then concat(
-                        'Metadata of ', versions.table_id, ' table version ', coalesce(versions.table_version, '?'),
-                        ' (schemaId ', messages.schema_id, '): kept in the table-version registry.'
+                        'Metadata of ', {{ shown("versions.table_id") }},
+                        ' table version ', coalesce(versions.table_version, '?'),
+                        ' (schemaId ', {{ shown("messages.schema_id") }}, '): kept in the table-version registry.'
                     )
             when messages.message_kind = 'metadata'
-                then concat('A redelivered copy of the metadata message with schemaId ', messages.schema_id, '.')
+                then concat(
+                        'A redelivered copy of the metadata message with schemaId ',
+                        {{ shown("messages.schema_id") }}, '.'
+                    )
             when changes.message_id is null
                 then concat(
                         'Waiting for the metadata of ',
                         case
                             when messages.referenced_schema_id is not null
-                                then concat('schemaId ', messages.referenced_schema_id)
-                            else concat_ws('.', nullif(messages.source_schema, ''), messages.source_table)
+                                then concat('schemaId ', {{ shown("messages.referenced_schema_id") }})
+                            else concat_ws(
+                                    '.',
+                                    nullif({{ shown("messages.source_schema") }}, ''),
+                                    {{ shown("messages.source_table") }}
+                                )
                         end,
                         ': the data message is applied once its table structure has arrived.'
                     )

@@ -53,9 +53,9 @@ final as (
             array_sort(filter(table_columns, c -> c.key_position > 0), (l, r) -> l.key_position - r.key_position),
             c -> c.column_name
         ) as key_columns,
-        map_from_entries(transform(table_columns, c -> struct(c.ordinal, c.column_name))) as column_names,
-        map_from_entries(transform(table_columns, c -> struct(c.column_name, c.source_type))) as column_types,
-        map_from_entries(transform(table_columns, c -> struct(c.column_name, c.scale))) as column_scales,
+        {{ map_of('table_columns', 'map_item.ordinal', 'map_item.column_name') }} as column_names,
+        {{ map_of('table_columns', 'map_item.column_name', 'map_item.source_type') }} as column_types,
+        {{ map_of('table_columns', 'map_item.column_name', 'map_item.scale') }} as column_scales,
         transform(
             table_columns,
             c -> struct(

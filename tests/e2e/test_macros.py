@@ -181,6 +181,8 @@ MASKS = [
     (f"{SEVENTY:018X}", [1, 64, 65, 70]),  # a 70-column table: wider than 64 bits
     (f"{SEVENTY:x}", [1, 64, 65, 70]),
     ("3F" + "F" * 16, list(range(1, 71))),
+    (" 0B ", [1, 2, 4]),
+    ("8" + "0" * 2_499, [10_000]),  # a 10,000-column mask: one set bit, found in linear time
     ("", []),
     (None, None),
 ]
@@ -205,6 +207,63 @@ def test_change_mask_columns_names_the_set_bits_from_the_metadata(spark, dbt) ->
         dbt, "select {{ change_mask_columns(\"'1F'\", \"map(1, 'ID', 2, 'NAME', 4, 'SALARY', 5, 'NOTE')\") }}"
     )
     assert spark.sql(sql).first()[0] == ["ID", "NAME", "SALARY", "NOTE"]
+    # Bits beyond the metadata's columns are left out (the model quarantines such a mask),
+    # whatever order the metadata lists its ordinals in.
+    sql = compile_inline(
+        dbt, "select {{ change_mask_columns(\"'3FF'\", \"map(2, 'NAME', 1, 'ID', 3, 'X')\") }}"
+    )
+    assert spark.sql(sql).first()[0] == ["ID", "NAME", "X"]
+
+
+def inline_rows(spark, dbt, sql: str) -> list:
+    return [tuple(r) for r in spark.sql(compile_inline(dbt, sql)).collect()]
+
+
+def test_map_of_never_throws_on_null_or_repeated_keys(spark, dbt) -> None:
+    items = "transform(array('b', null, 'a', 'b'), (k, i) -> named_struct('k', k, 'v', i + 1))"
+    [(built,)] = inline_rows(spark, dbt, 'select {{ map_of("' + items + "\", 'map_item.k', 'map_item.v') }}")
+    assert built == {"a": 3, "b": 4}  # the null key left out, the last b wins
+    [(empty, missing)] = inline_rows(
+        spark,
+        dbt,
+        "select {{ map_of('cast(array() as array<string>)', 'map_item', 'map_item') }}, "
+        "{{ map_of('cast(null as array<string>)', 'map_item', '1') }}",
+    )
+    assert empty == {} and missing is None
+
+
+def test_map_join_pairs_each_entry_with_the_same_key_of_another_map(spark, dbt) -> None:
+    image = "map('id', '7', 'name', null, 'blob', '0A')"
+    types = "map('blob', 'varbinary', 'id', 'int', 'other', 'date')"
+    call = (
+        'map_join("' + image + '", "' + types + "\", 'string', \"concat_ws(':', image_value, lookup_value)\")"
+    )
+    [(joined,)] = inline_rows(spark, dbt, "select {{ " + call + " }}")
+    assert joined == {"id": "7:int", "name": "", "blob": "0A:varbinary"}
+    kept = 'map_join("' + image + "\", 'null', 'string', keep='lookup_value is null')"
+    [(unmatched,)] = inline_rows(spark, dbt, "select {{ " + kept + " }}")
+    assert unmatched == {"id": "7", "name": None, "blob": "0A"}  # a null lookup map matches nothing
+    [(some,)] = inline_rows(
+        spark, dbt, 'select {{ map_keep_keys("' + image + "\", \"array('blob', 'x', 'blob')\") }}"
+    )
+    assert some == {"blob": "0A"}
+
+
+def test_changed_keys_and_merge_images_in_linear_time(spark, dbt) -> None:
+    before, after = (
+        "map('a', '1', 'b', null, 'c', '3')",
+        "map('c', '4', 'b', null, 'd', null, 'a', '1', 'e', '5')",
+    )
+    [(changed, merged, from_nothing)] = inline_rows(
+        spark,
+        dbt,
+        'select {{ changed_keys("' + before + '", "' + after + '") }}, '
+        '{{ merge_images("' + before + "\", \"map('c', '9', 'b', '2')\") }}, "
+        "{{ changed_keys('null', \"" + after + '") }}',
+    )
+    assert changed == ["c", "e"]  # sorted; a null that stays null is no change
+    assert merged == {"a": "1", "c": "9", "b": "2"}
+    assert from_nothing == ["a", "c", "e"]
 
 
 def test_declared_list_splits_trims_and_drops_empty_names(spark, dbt) -> None:

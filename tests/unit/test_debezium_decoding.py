@@ -179,3 +179,35 @@ def test_columns_come_from_the_value_schema_with_spark_types() -> None:
         ("amount", 2, "decimal(10,2)", False),
         ("at", 3, "timestamp", False),
     ]
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        # a date or timestamp beyond Python's years (OverflowError), a scale no database has
+        (
+            {
+                "after_text": '{"d": 99999999999}',
+                "after_schema_text": '[{"field": "d", "type": "int32", "name": "io.debezium.time.Date"}]',
+            },
+            "OverflowError",
+        ),
+        (
+            {
+                "after_text": '{"t": 1e400}',
+                "after_schema_text": '[{"field": "t", "type": "int64", '
+                '"name": "io.debezium.time.MicroTimestamp"}]',
+            },
+            "OverflowError",
+        ),
+        ({"after_text": '{"d": "AQ=="}', "after_schema_text": json.dumps([decimal_field(10**9)])}, "scale"),
+        # a schema whose fields are not objects, a key nested deeper than Python's parser goes
+        ({"after_text": '{"a": 1}', "after_schema_text": "[5, 6]"}, "TypeError"),
+        ({"key_text": "[" * 5000 + "]" * 5000, "after_text": "{}"}, "nested deeper"),
+        ({"after_text": '{"a": ' + "9" * 5000 + "}"}, "4300"),  # Python's digit limit: no quadratic int
+    ],
+)
+def test_a_value_that_breaks_decoding_is_reported_never_raised(values: dict, reason: str) -> None:
+    result = decoded.decode_message(message(**values), {})
+    assert reason in result["decode_error"] and len(result["decode_error"]) <= 301
+    assert result["before"] is None and result["after"] is None and result["primary_key"] is None

@@ -27,15 +27,13 @@ messages as (
     from {{ ref('stg_bronze__messages') }}
     where
         source_format = 'ces'
-        {% if is_incremental() -%}
-            and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'ces'") }}
-        {%- endif %}
+        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'ces'") }}
 ),
 
 parsed as (
     select
         *,
-        from_json(message_value, '{{ ces_envelope_schema() }}') as envelope
+        from_json({{ within_size('message_value') }}, '{{ ces_envelope_schema() }}', {{ json_options() }}) as envelope
     from messages
 ),
 
@@ -48,6 +46,7 @@ final as (
         envelope.logicalid as logical_id,
         to_timestamp(envelope.time) as event_time,
         envelope.operation as operation_code,
+        {#- At most 9 digits (checked below), so the casts cannot overflow. -#}
         cast(coalesce(envelope.segmentindex, envelope.splitindex, '0') as int) as segment_number,
         nullif(cast(envelope.splittotalcnt as int), 0) as segment_count,
         lower(envelope.finalsegment) = 'true' as is_final_segment,
@@ -64,26 +63,35 @@ final as (
                 then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
             when message_value is null
                 then 'The message has no value (a tombstone or empty body): CES never sends one; check the topic.'
+            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
+                then {{ over_size_reason('message_value') }}
             when envelope is null or (envelope.type is null and envelope.id is null and envelope.data is null)
-                then 'The message is not a JSON object with CloudEvents attributes (type, source, id, data).'
+                then case
+                        when {{ json_shape('message_value') }} = 'too_deep' then {{ too_deep_reason("'The message'") }}
+                        else 'The message is not a JSON object with CloudEvents attributes (type, source, id, data).'
+                    end
             when envelope.type is null or not startswith(envelope.type, 'com.microsoft.SQL.CES.DML.V')
                 then concat(
-                        'The CloudEvents type is ', coalesce(concat("'", envelope.type, "'"), 'missing'),
+                        'The CloudEvents type is ', coalesce(concat("'", {{ shown("envelope.type") }}, "'"), 'missing'),
                         ', not com.microsoft.SQL.CES.DML.V<n>: this is not a CES change event.'
                     )
             when envelope.source is null or envelope.id is null
                 then 'The CloudEvents attributes source and id are required to identify the event and its redeliveries.'
             when envelope.operation is null or envelope.operation not in ('INS', 'UPD', 'DEL')
                 then concat(
-                        'Unknown operation ', coalesce(concat("'", envelope.operation, "'"), '(missing)'),
+                        'Unknown operation ',
+                        coalesce(concat("'", {{ shown("envelope.operation") }}, "'"), '(missing)'),
                         ': CES sends INS, UPD or DEL.'
                     )
             when envelope.data is null
                 then 'The event has no data attribute: the change itself is missing.'
             when
-                coalesce(envelope.segmentindex, envelope.splitindex, '0') not rlike '^[0-9]+$'
-                or coalesce(envelope.splittotalcnt, '0') not rlike '^[0-9]+$'
-                then 'The segment attributes (segmentindex / splitindex / splittotalcnt) are not whole numbers.'
+                not {{ is_digits("coalesce(envelope.segmentindex, envelope.splitindex, '0')", 9) }}
+                or not {{ is_digits("coalesce(envelope.splittotalcnt, '0')", 9) }}
+                then concat(
+                        'The segment attributes (segmentindex / splitindex / splittotalcnt) are not whole numbers ',
+                        'of at most 9 digits.'
+                    )
         end as quarantine_reason,
         current_timestamp() as staged_at
     from parsed

@@ -38,7 +38,8 @@ messages as (
 parsed as (
     select
         *,
-        from_json(message_value, '{{ dataworks_message_schema() }}') as message
+        from_json({{ within_size('message_value') }}, '{{ dataworks_message_schema() }}', {{ json_options() }})
+            as message
     from messages
 ),
 
@@ -47,11 +48,11 @@ typed as (
         *,
         message.payload.op as operation_code,
         message.schema.source,
-        map_from_entries(
-            transform(message.schema.datacolumn, c -> struct(c.name, upper(c.type)))
-        ) as column_types,
-        from_json(message.payload.before.datacolumn, 'map<string,string>') as before_raw,
-        from_json(message.payload.after.datacolumn, 'map<string,string>') as after_raw
+        {{ map_of('message.schema.datacolumn', 'map_item.name', 'upper(map_item.type)') }} as column_types,
+        {#- Key lookups cost the number of key columns each: only within that limit. -#}
+        coalesce(size(message.schema.primarykey), 0) <= {{ var('cdc_max_key_columns') }} as keys_within_limit,
+        from_json(message.payload.before.datacolumn, 'map<string,string>', {{ json_options() }}) as before_raw,
+        from_json(message.payload.after.datacolumn, 'map<string,string>', {{ json_options() }}) as after_raw
     from parsed
 ),
 
@@ -63,8 +64,10 @@ keyed as (
             when array_contains(map_keys(column_types), '#alibaba_rds_row_id#') then array('#alibaba_rds_row_id#')
             when array_contains(map_keys(column_types), 'rowid') then array('rowid')
         end as key_columns,
-        transform_values(before_raw, (k, v) -> {{ dataworks_value_text('v', 'column_types[k]') }}) as before_image,
-        transform_values(after_raw, (k, v) -> {{ dataworks_value_text('v', 'column_types[k]') }}) as after_image
+        {{ map_join('before_raw', 'column_types', 'string', dataworks_value_text('image_value', 'lookup_value')) }}
+            as before_image,
+        {{ map_join('after_raw', 'column_types', 'string', dataworks_value_text('image_value', 'lookup_value')) }}
+            as after_image
     from typed
 ),
 
@@ -104,24 +107,27 @@ final as (
             ':',
             lpad(coalesce(message.payload.scn, ''), 20, '0')
         ) as sequence,
-        timestamp_millis(message.payload.timestamp.eventtime) as commit_ts,
+        {{ epoch_millis_timestamp('message.payload.timestamp.eventtime') }} as commit_ts,
         key_columns,
         before_image,
         after_image,
         message.payload.ddl.text as ddl_text,
-        transform(
-            message.schema.datacolumn,
-            (c, i) -> struct(
-                c.name as column_name,
-                i + 1 as ordinal,
-                upper(c.type) as source_type,
-                case upper(c.type)
-                    when 'BOOLEAN' then 'boolean' when 'DOUBLE' then 'double' when 'DATE' then 'timestamp'
-                    when 'BYTES' then 'binary' when 'LONG' then 'bigint' else 'string'
-                end as spark_type,
-                array_contains(key_columns, c.name) as is_primary_key
-            )
-        ) as source_columns,
+        case
+            when keys_within_limit
+                then transform(
+                        message.schema.datacolumn,
+                        (c, i) -> struct(
+                            c.name as column_name,
+                            i + 1 as ordinal,
+                            upper(c.type) as source_type,
+                            case upper(c.type)
+                                when 'BOOLEAN' then 'boolean' when 'DOUBLE' then 'double' when 'DATE' then 'timestamp'
+                                when 'BYTES' then 'binary' when 'LONG' then 'bigint' else 'string'
+                            end as spark_type,
+                            array_contains(key_columns, c.name) as is_primary_key
+                        )
+                    )
+        end as source_columns,
         ingested_at,
         case
             when headers['x-cdc-encoding'] = 'base64'
@@ -129,31 +135,82 @@ final as (
             when headers['x-cdc-ingest-error'] is not null
                 then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
             when message_value is null then 'The message has no value: DataWorks never sends an empty message.'
-            when json_object_keys(message_value) is null or message.payload is null
-                then 'The message is not a JSON object with a payload: not a DataWorks message.'
+            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
+                then {{ over_size_reason('message_value') }}
+            when message.payload is null
+                then case
+                        when {{ json_shape('message_value') }} = 'too_deep' then {{ too_deep_reason("'The message'") }}
+                        else 'The message is not a JSON object with a payload: not a DataWorks message.'
+                    end
             when operation_code is null then 'The payload has no op: the kind of change is unknown.'
             when
                 operation_code not in (
                     '{{ (row_ops + ddl_ops + control_ops) | join("', '") }}'  -- noqa: LT05
                 )
                 then concat(
-                        "Unknown DataWorks op '", operation_code,
+                        "Unknown DataWorks op '", {{ shown("operation_code") }},
                         "' (ops are case-sensitive: INSERT, UPDATE_BEFOR, UPDATE_AFTER, DELETE, DDL and control ops)."
                     )
             when operation_code not in ('{{ row_ops | join("', '") }}', 'TRUNCATE') then null  -- noqa: LT05
             when coalesce(source.tablename, '') = '' then 'The schema.source block names no table.'
+            when not {{ is_digits('message.payload.sequenceid', 20) }}
+                then concat(
+                        'The payload.sequenceId ',
+                        coalesce(concat("'", {{ shown("message.payload.sequenceid") }}, "'"), '(missing)'),
+                        ' is not a whole number of at most 20 digits: the change cannot be ordered.'
+                    )
+            when coalesce(message.payload.scn, '') <> '' and not {{ is_digits('message.payload.scn', 20) }}
+                then concat(
+                        "The payload.scn '", {{ shown("message.payload.scn") }},
+                        "' is not a whole number of at most 20 digits ",
+                        '(an Oracle SCN): the change cannot be ordered.'
+                    )
+            when commit_ts is null
+                then concat(
+                        'The payload has no usable timestamp.eventTime (epoch milliseconds between the years 1 ',
+                        'and 9999): the change has no commit time.'
+                    )
             when operation_code = 'TRUNCATE' then null
+            when size(message.schema.datacolumn) > {{ var('cdc_max_columns') }}
+                then {{ over_limit_reason(
+                    "'columns in schema.dataColumn'",
+                    'size(message.schema.datacolumn)',
+                    'cdc_max_columns'
+                ) }}
+            when exists(message.schema.datacolumn, c -> c.name is null)
+                then 'A column of schema.dataColumn has no name.'
+            when {{ repeated_name('transform(message.schema.datacolumn, c -> c.name)') }} is not null
+                then concat(
+                        'schema.dataColumn names the column ',
+                        {{ shown(repeated_name('transform(message.schema.datacolumn, c -> c.name)')) }}, ' twice.'
+                    )
+            when not keys_within_limit
+                then {{ over_limit_reason(
+                    "'key columns in schema.primaryKey'",
+                    'size(message.schema.primarykey)',
+                    'cdc_max_key_columns'
+                ) }}
+            when exists(message.schema.primarykey, k -> k is null) then 'schema.primaryKey lists a null column name.'
+            when {{ repeated_name('message.schema.primarykey') }} is not null
+                then concat(
+                        'schema.primaryKey names the column ',
+                        {{ shown(repeated_name('message.schema.primarykey')) }}, ' twice.'
+                    )
             when operation_code in ('INSERT', 'UPDATE_AFTER') and after_image is null
-                then concat('A ', operation_code, ' without an after image: the new row is missing.')
+                then concat('A ', {{ shown("operation_code") }}, ' without an after image: the new row is missing.')
             when operation_code in ('DELETE', 'UPDATE_BEFOR') and before_image is null
-                then concat('A ', operation_code, ' without a before image: the old row is missing.')
+                then concat('A ', {{ shown("operation_code") }}, ' without a before image: the old row is missing.')
             when key_columns is null
                 then concat(
-                        'The table ', source.tablename, ' has no primaryKey and no #alibaba_rds_row_id# or rowid ',
+                        'The table ', {{ shown("source.tablename") }},
+                        ' has no primaryKey and no #alibaba_rds_row_id# or rowid ',
                         'column: its rows cannot be told apart.'
                     )
             when exists(key_columns, k -> coalesce(after_image, before_image)[k] is null)
-                then concat('A key column (', array_join(key_columns, ', '), ') has no value in the row image.')
+                then concat(
+                        'A key column (', {{ shown("array_join(key_columns, ', ')") }},
+                        ') has no value in the row image.'
+                    )
         end as quarantine_reason,
         current_timestamp() as staged_at
     from keyed

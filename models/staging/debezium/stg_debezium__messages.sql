@@ -18,6 +18,8 @@
   Incremental: a run parses only the messages staged since its last run.
 -#}
 
+{%- set sqlserver_lsn = '^[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{4}$' %}
+
 with
 
 messages as (
@@ -39,8 +41,9 @@ messages as (
 enveloped as (
     select
         *,
-        from_json(message_value, '{{ json_converter_envelope_schema() }}') as value_envelope,
-        from_json(message_key, '{{ json_converter_envelope_schema() }}') as key_envelope
+        from_json({{ within_size('message_value') }}, '{{ json_converter_envelope_schema() }}', {{ json_options() }})
+            as value_envelope,
+        from_json(message_key, '{{ json_converter_envelope_schema() }}', {{ json_options() }}) as key_envelope
     from messages
 ),
 
@@ -51,7 +54,7 @@ unwrapped as (
         case
             when value_envelope.schema is not null and value_envelope.payload is not null
                 then value_envelope.payload
-            else message_value
+            else {{ within_size('message_value') }}
         end as payload_text,
         case
             when key_envelope.schema is not null and key_envelope.payload is not null
@@ -63,7 +66,9 @@ unwrapped as (
                 then key_envelope.schema
         end as key_schema_text,
         filter(
-            from_json(value_envelope.schema, 'struct<fields:array<struct<field:string,fields:string>>>').fields,
+            from_json(
+                value_envelope.schema, 'struct<fields:array<struct<field:string,fields:string>>>', {{ json_options() }}
+            ).fields,
             f -> f.field in ('after', 'before')
         ) as image_schemas
     from enveloped
@@ -72,7 +77,7 @@ unwrapped as (
 parsed as (
     select
         *,
-        from_json(payload_text, '{{ debezium_payload_schema() }}') as payload
+        from_json(payload_text, '{{ debezium_payload_schema() }}', {{ json_options() }}) as payload
     from unwrapped
 ),
 
@@ -110,10 +115,10 @@ final as (
             as table_id,
         lower(coalesce(source.snapshot, 'false')) not in ('false', '') as is_snapshot,
         coalesce(
-            timestamp_micros(source.ts_us),
-            timestamp_micros(cast(source.ts_ns div 1000 as bigint)),
-            timestamp_millis(source.ts_ms),
-            timestamp_millis(payload.ts_ms)
+            {{ epoch_micros_timestamp('source.ts_us') }},
+            {{ epoch_micros_timestamp('source.ts_ns div 1000') }},
+            {{ epoch_millis_timestamp('source.ts_ms') }},
+            {{ epoch_millis_timestamp('payload.ts_ms') }}
         ) as commit_ts,
         {#- Commit order within a table, as sortable text, per connector. -#}
         case
@@ -132,7 +137,7 @@ final as (
                         lpad(coalesce(source.pos, '0'), 20, '0'),
                         lpad(coalesce(source.row, '0'), 10, '0')
                     )
-            else lpad(cast(coalesce(source.ts_us, source.ts_ms * 1000) as string), 20, '0')
+            else lpad(cast(coalesce(source.ts_us, try_multiply(source.ts_ms, 1000)) as string), 20, '0')
         end as source_position,
         coalesce(payload.transaction.id, source.txid, source.gtid) as transaction_id,
         payload.before as before_text,
@@ -158,17 +163,27 @@ final as (
                     )
             when headers['x-cdc-ingest-error'] is not null
                 then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
+            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
+                then {{ over_size_reason('message_value') }}
+            when message_key is not null and {{ json_shape('message_key') }} = 'too_deep'
+                then {{ too_deep_reason("'The Kafka key'") }}
             when message_value is null then null
-            when payload is null or json_object_keys(message_value) is null
-                then 'The message is not a JSON object: a Debezium value is a JSON object (with or without schema).'
-            when payload.op is null
-                then concat(
-                        'The message has no op field: it is not a Debezium change event ',
-                        '(with schemas.enable it must be {"schema": ..., "payload": {...}}).'
-                    )
+            when payload is null or payload.op is null
+                then case {{ json_shape('message_value') }}
+                        when 'too_deep' then {{ too_deep_reason("'The message'") }}
+                        when 'object'
+                            then concat(
+                                    'The message has no op field: it is not a Debezium change event ',
+                                    '(with schemas.enable it must be {"schema": ..., "payload": {...}}).'
+                                )
+                        else concat(
+                                'The message is not a JSON object: ',
+                                'a Debezium value is a JSON object (with or without schema).'
+                            )
+                    end
             when payload.op not in ('c', 'u', 'd', 'r', 't', 'm')
                 then concat(
-                        "Unknown Debezium op '", payload.op,
+                        "Unknown Debezium op '", {{ shown("payload.op") }},
                         "': expected c (create), u (update), d (delete), r (read), t (truncate) or m (message)."
                     )
             when payload.op <> 'm' and coalesce(source.table, '') = ''
@@ -176,7 +191,54 @@ final as (
             when payload.op <> 'm' and source.connector is null
                 then 'The source block has no connector: the change cannot be ordered.'
             when payload.op in ('c', 'u', 'r') and payload.after is null
-                then concat('A ', payload.op, ' event without an after image: the new row is missing.')
+                then concat('A ', {{ shown("payload.op") }}, ' event without an after image: the new row is missing.')
+            when payload.op = 'm' then null
+            when
+                json_array_length(coalesce(after_schema_text, before_schema_text)) > {{ var('cdc_max_columns') }}
+                then {{ over_limit_reason(
+                    "'fields in its row schema'",
+                    'json_array_length(coalesce(after_schema_text, before_schema_text))',
+                    'cdc_max_columns'
+                ) }}
+            when connector = 'sqlserver' and not coalesce(source.commit_lsn rlike '{{ sqlserver_lsn }}', false)
+                then concat(
+                        'The source.commit_lsn ',
+                        coalesce(concat("'", {{ shown("source.commit_lsn") }}, "'"), '(missing)'),
+                        ' is not an SQL Server LSN (xxxxxxxx:xxxxxxxx:xxxx): the change cannot be ordered.'
+                    )
+            when
+                connector = 'sqlserver'
+                and (
+                    not coalesce(source.change_lsn rlike '{{ sqlserver_lsn }}', source.change_lsn is null)
+                    or not (source.event_serial_no is null or {{ is_digits('source.event_serial_no', 20) }})
+                )
+                then concat(
+                        'The source.change_lsn or source.event_serial_no is not an SQL Server LSN or a whole ',
+                        'number of at most 20 digits: the change cannot be ordered.'
+                    )
+            when connector = 'postgresql' and not {{ is_digits('source.lsn', 20) }}
+                then concat(
+                        'The source.lsn ', coalesce(concat("'", {{ shown("source.lsn") }}, "'"), '(missing)'),
+                        ' is not a whole number of at most 20 digits (a PostgreSQL LSN): the change cannot be ordered.'
+                    )
+            when
+                connector = 'mysql'
+                and (
+                    not coalesce(source.file rlike '^[A-Za-z0-9._-]{1,255}$', false)
+                    or not {{ is_digits('source.pos', 20) }}
+                    or not (source.row is null or {{ is_digits('source.row', 10) }})
+                )
+                then concat(
+                        'The binlog position (source.file, pos, row) is not a binlog file name with whole numbers ',
+                        '(pos at most 20 digits, row at most 10): the change cannot be ordered.'
+                    )
+            when connector not in ('sqlserver', 'postgresql', 'mysql') and coalesce(source.ts_us, source.ts_ms) < 0
+                then 'The source.ts_us / ts_ms is negative: the change cannot be ordered.'
+            when commit_ts is null
+                then concat(
+                        'The event has no usable commit time (source.ts_us, ts_ns or ts_ms, else ts_ms: ',
+                        'epoch time between the years 1 and 9999).'
+                    )
         end as quarantine_reason,
         current_timestamp() as staged_at
     from classified

@@ -37,24 +37,45 @@ messages as (
 parsed as (
     select
         *,
-        coalesce(get_json_object(message_value, '$.magic') = 'atMSG', false) as has_envelope,
-        from_json(message_value, '{{ qlik_envelope_schema() }}') as envelope,
-        from_json(message_value, '{{ qlik_body_schema() }}') as bare
+        from_json(
+            {{ within_size('message_value') }}, '{{ qlik_message_schema() }}', {{ json_options() }}
+        ) as parsed_message
     from messages
 ),
 
 bodies as (
     select
         *,
-        case when has_envelope then envelope.message else bare end as body,
+        coalesce(parsed_message.magic = 'atMSG', false) as has_envelope,
         case
-            when has_envelope and envelope.type = 'MD' then 'metadata'
-            when has_envelope and envelope.type = 'DT' then 'data'
-            when has_envelope then null
-            when bare.tablestructure is not null and bare.schemaid is not null then 'metadata'
-            when bare.headers.operation is not null then 'data'
-        end as message_kind
+            when parsed_message.magic = 'atMSG' then parsed_message.message
+            else struct(
+                    parsed_message.schemaid as schemaid,
+                    parsed_message.lineage as lineage,
+                    parsed_message.tablestructure as tablestructure,
+                    parsed_message.dataschema as dataschema,
+                    parsed_message.schema as schema,
+                    parsed_message.table as `table`,
+                    parsed_message.data as data,
+                    parsed_message.beforedata as beforedata,
+                    parsed_message.headers as headers
+                )
+        end as body
     from parsed
+),
+
+kinds as (
+    select
+        *,
+        case
+            when has_envelope and parsed_message.type = 'MD' then 'metadata'
+            when has_envelope and parsed_message.type = 'DT' then 'data'
+            when has_envelope then null
+            when body.tablestructure is not null and body.schemaid is not null then 'metadata'
+            when body.headers.operation is not null then 'data'
+        end as message_kind,
+        map_values(body.tablestructure.tablecolumns) as metadata_columns
+    from bodies
 ),
 
 final as (
@@ -66,7 +87,10 @@ final as (
         case when message_kind = 'metadata' then body.lineage.server end as replicate_server,
         case when message_kind = 'metadata' then body.lineage.task end as replicate_task,
         case when message_kind = 'metadata' then body.lineage.tableversion end as table_version,
-        case when message_kind = 'metadata' then to_timestamp(nullif(body.lineage.timestamp, '')) end
+        case
+            when message_kind = 'metadata'
+                then {{ calendar_timestamp("to_timestamp(nullif(body.lineage.timestamp, ''))") }}
+        end
             as metadata_ts,
         case
             when message_kind = 'metadata'
@@ -91,11 +115,11 @@ final as (
         coalesce(case when message_kind = 'metadata' then body.lineage.table else body.table end, '') as source_table,
         case
             when message_kind = 'data'
-                then nullif(coalesce(envelope.messageschemaid, body.headers.externalschemaid), '')
+                then nullif(coalesce(parsed_message.messageschemaid, body.headers.externalschemaid), '')
         end as referenced_schema_id,
         body.headers.operation as operation_code,
         nullif(body.headers.changesequence, '') as change_sequence,
-        to_timestamp(nullif(body.headers.timestamp, '')) as change_ts,
+        {{ calendar_timestamp("to_timestamp(nullif(body.headers.timestamp, ''))") }} as change_ts,
         nullif(body.headers.streamposition, '') as stream_position,
         nullif(body.headers.transactionid, '') as transaction_id,
         body.headers.transactioneventcounter as transaction_event_counter,
@@ -111,60 +135,134 @@ final as (
             when headers['x-cdc-ingest-error'] is not null
                 then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
             when message_value is null then 'The message has no value: Qlik Replicate never sends an empty message.'
-            when json_object_keys(message_value) is null
-                then 'The message is not a JSON object: not a Qlik Replicate message.'
-            when has_envelope and envelope.type is null
+            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
+                then {{ over_size_reason('message_value') }}
+            when parsed_message is null or (not has_envelope and message_kind is null)
+                then case {{ json_shape('message_value') }}
+                        when 'too_deep' then {{ too_deep_reason("'The message'") }}
+                        when 'object'
+                            then concat(
+                                    'Neither a metadata message (schemaId, tableStructure) nor a data message ',
+                                    '(headers.operation): not a Qlik Replicate message.'
+                                )
+                        else 'The message is not a JSON object: not a Qlik Replicate message.'
+                    end
+            when has_envelope and parsed_message.type is null
                 then 'The atMSG envelope has no type: it should be MD (metadata) or DT (data).'
             when message_kind is null and has_envelope
                 then concat(
-                        "Unknown atMSG message type '", envelope.type, "': Qlik sends MD (metadata) and DT (data)."
-                    )
-            when message_kind is null
-                then concat(
-                        'Neither a metadata message (schemaId, tableStructure) nor a data message ',
-                        '(headers.operation): not a Qlik Replicate message.'
+                        "Unknown atMSG message type '", {{ shown("parsed_message.type") }},
+                        "': Qlik sends MD (metadata) and DT (data)."
                     )
             when message_kind = 'metadata' and coalesce(body.schemaid, '') = ''
                 then 'The metadata message has no schemaId: data messages could not refer to it.'
             when message_kind = 'metadata' and coalesce(body.lineage.table, '') = ''
                 then 'The metadata message names no table (lineage.table).'
             when message_kind = 'metadata' and coalesce(size(body.tablestructure.tablecolumns), 0) < 1
-                then concat('The metadata of ', body.lineage.table, ' lists no columns (tableStructure.tableColumns).')
+                then concat(
+                        'The metadata of ', {{ shown("body.lineage.table") }},
+                        ' lists no columns (tableStructure.tableColumns).'
+                    )
+            when message_kind = 'metadata' and size(metadata_columns) > {{ var('cdc_max_columns') }}
+                then {{ over_limit_reason(
+                    "'columns in tableStructure.tableColumns'",
+                    'size(metadata_columns)',
+                    'cdc_max_columns'
+                ) }}
+            when message_kind = 'metadata' and exists(metadata_columns, c -> c.ordinal is null)
+                then concat('The metadata of ', {{ shown("body.lineage.table") }}, ' has a column without an ordinal.')
             when
                 message_kind = 'metadata'
-                and exists(map_values(body.tablestructure.tablecolumns), c -> c.ordinal is null)
-                then concat('The metadata of ', body.lineage.table, ' has a column without an ordinal.')
+                and exists(metadata_columns, c -> c.ordinal not between 1 and {{ var('cdc_max_columns') }})
+                then concat(
+                        'The metadata of ', {{ shown("body.lineage.table") }},
+                        ' gives a column an ordinal outside 1 to ',
+                        {{ var('cdc_max_columns') }}, ' (dbt var cdc_max_columns).'
+                    )
             when
                 message_kind = 'metadata'
-                and size(array_distinct(transform(map_values(body.tablestructure.tablecolumns), c -> c.ordinal)))
-                < size(body.tablestructure.tablecolumns)
-                then concat('The metadata of ', body.lineage.table, ' gives two columns the same ordinal.')
+                and size(array_distinct(transform(metadata_columns, c -> c.ordinal))) < size(metadata_columns)
+                then concat(
+                        'The metadata of ', {{ shown("body.lineage.table") }}, ' gives two columns the same ordinal.'
+                    )
+            when
+                message_kind = 'metadata'
+                and exists(
+                    metadata_columns,
+                    c -> c.length < 0 or c.precision < 0 or c.scale not between 0 and 1000
+                    or c.primarykeyposition < 0
+                )
+                then concat(
+                        'The metadata of ', {{ shown("body.lineage.table") }},
+                        ' gives a column a negative length, precision or ',
+                        'primaryKeyPosition, or a scale outside 0 to 1000.'
+                    )
+            when
+                message_kind = 'metadata'
+                and size(filter(metadata_columns, c -> c.primarykeyposition > 0)) > {{ var('cdc_max_key_columns') }}
+                then {{ over_limit_reason(
+                    "'key columns (primaryKeyPosition) in tableStructure'",
+                    'size(filter(metadata_columns, c -> c.primarykeyposition > 0))',
+                    'cdc_max_key_columns'
+                ) }}
+            when message_kind = 'metadata' and coalesce(body.lineage.tableversion, -1) < 0
+                then concat(
+                        'The metadata of ', {{ shown("body.lineage.table") }},
+                        ' has no tableVersion (lineage.tableVersion).'
+                    )
             when message_kind = 'metadata' then null
             when body.headers.operation is null
                 then 'The data message has no headers.operation: the kind of change is unknown.'
             when body.headers.operation not in ('{{ operations | join("', '") }}')  -- noqa: LT05
                 then concat(
-                        "Unknown Qlik operation '", body.headers.operation,
+                        "Unknown Qlik operation '", {{ shown("body.headers.operation") }},
                         "' (expected REFRESH, INSERT, UPDATE or DELETE)."
                     )
             when body.data is null
-                then concat('The ', body.headers.operation, ' message has no data (row image).')
+                then concat('The ', {{ shown("body.headers.operation") }}, ' message has no data (row image).')
+            when length(trim(body.headers.changemask)) > {{ var('cdc_max_mask_digits') }}
+                then {{ over_limit_reason(
+                    "'hex digits in headers.changeMask'",
+                    'length(trim(body.headers.changemask))',
+                    'cdc_max_mask_digits'
+                ) }}
+            when length(trim(body.headers.columnmask)) > {{ var('cdc_max_mask_digits') }}
+                then {{ over_limit_reason(
+                    "'hex digits in headers.columnMask'",
+                    'length(trim(body.headers.columnmask))',
+                    'cdc_max_mask_digits'
+                ) }}
             when body.headers.changemask is not null and not {{ change_mask_is_valid('body.headers.changemask') }}
-                then concat("The changeMask '", body.headers.changemask, "' is not a hexadecimal string.")
+                then concat(
+                        "The changeMask '", {{ shown("body.headers.changemask") }}, "' is not a hexadecimal string."
+                    )
             when body.headers.columnmask is not null and not {{ change_mask_is_valid('body.headers.columnmask') }}
-                then concat("The columnMask '", body.headers.columnmask, "' is not a hexadecimal string.")
+                then concat(
+                        "The columnMask '", {{ shown("body.headers.columnmask") }}, "' is not a hexadecimal string."
+                    )
             when body.headers.operation <> 'REFRESH' and coalesce(body.headers.changesequence, '') = ''
                 then concat(
-                        'The ', body.headers.operation, ' message has no changeSequence: ',
+                        'The ', {{ shown("body.headers.operation") }}, ' message has no changeSequence: ',
                         'its place among the changes of the table is unknown.'
+                    )
+            when body.headers.operation <> 'REFRESH' and not {{ is_digits('body.headers.changesequence', 35) }}
+                then concat(
+                        "The changeSequence '", {{ shown("body.headers.changesequence") }},
+                        "' is not a whole number of at most 35 ",
+                        'digits: the change cannot be ordered.'
+                    )
+            when body.headers.operation <> 'REFRESH' and change_ts is null
+                then concat(
+                        'The ', {{ shown("body.headers.operation") }}, ' message has no usable headers.timestamp: ',
+                        'the change has no commit time.'
                     )
             when
                 coalesce(body.table, '') = ''
-                and coalesce(envelope.messageschemaid, body.headers.externalschemaid, '') = ''
+                and coalesce(parsed_message.messageschemaid, body.headers.externalschemaid, '') = ''
                 then 'The data message names no table and no messageSchemaId: its table cannot be found.'
         end as quarantine_reason,
         current_timestamp() as staged_at
-    from bodies
+    from kinds
 )
 
 select * from final
