@@ -81,10 +81,13 @@ class Feed:
     toast_column: str | None = None  # large unchanged values arrive as the placeholder in updates
 
 
-def default_feeds(db: str) -> tuple[Feed, ...]:
-    """The simulated tables (source types in comments) and how each is delivered."""
+def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop")) -> tuple[Feed, ...]:
+    """The simulated tables (source types in comments) and how each is delivered. `db` names the
+    database of the SQL Server and PostgreSQL tables sent with schemas; `schemaless_dbs` those of
+    the PostgreSQL and MySQL tables sent without (declared in seeds/cdc_declared_columns.csv)."""
     sqlserver, postgres = Connector("sqlserver", "gensql", db), Connector("postgresql", "genpg", db)
-    inventory, mysql = Connector("postgresql", "invpg", "inventory"), Connector("mysql", "genmysql", "shop")
+    inventory = Connector("postgresql", "invpg", schemaless_dbs[0])
+    mysql = Connector("mysql", "genmysql", schemaless_dbs[1])
     # nvarchar, int, nvarchar, decimal(12,2), bit, date, datetime2(7), datetimeoffset, time(3), varbinary
     accounts = columns(
         "region:string! account_no:int32! owner:string balance:decimal(12,2) active:boolean opened_on:date "
@@ -489,14 +492,16 @@ def generate(
     partitions: int = 3,
     db: str = "gendb",
     redelivery_rate: float = 0.05,
+    schemaless_dbs: tuple[str, str] = ("inventory", "shop"),
 ) -> Traffic:
     """Simulate each connector's snapshot and then about `changes` row changes, and deliver them as
     Debezium messages. With a few dozen changes or more, the traffic has at least one logical
     decoding message outside a transaction, a key change on a SQL Server and on a PostgreSQL
     table, a truncate of gendb.public.items followed by new rows, and an update of an items row
-    that leaves its large description TOASTed (the placeholder is sent)."""
+    that leaves its large description TOASTed (the placeholder is sent). `db` and `schemaless_dbs`
+    name the source databases (see default_feeds)."""
     rng = random.Random(seed)
-    feeds = default_feeds(db)
+    feeds = default_feeds(db, schemaless_dbs)
     by_name = {f.table.name: f for f in feeds}
     accounts, items = by_name["accounts"], by_name["items"]
     pg = items.table.connector

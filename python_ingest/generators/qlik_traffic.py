@@ -50,15 +50,17 @@ SKUS = ("TEA-001", "TEA-002", "MUG-010", "POT-100", "CUP-004")
 CHANNELS = ("web", "store", "phone", None)
 
 
-def default_tables(start: datetime = START) -> dict[str, TableVersion]:
-    """The captured tables as they start (version 1)."""
+def default_tables(
+    start: datetime = START, sales_schema: str = "SALES", hr_schema: str = "HR"
+) -> dict[str, TableVersion]:
+    """The captured tables as they start (version 1); the schema names are parameters."""
 
     def table(schema: str, name: str, *columns: Column) -> TableVersion:
         return TableVersion(SERVER, TASK, schema, name, 1, columns, start)
 
     return {
         "orders": table(
-            "SALES",
+            sales_schema,
             "ORDERS",
             Column("ORDER_ID", "INT4", key_position=1),
             Column("CUSTOMER", "STRING", 100),
@@ -68,7 +70,7 @@ def default_tables(start: datetime = START) -> dict[str, TableVersion]:
             Column("NOTES", "CLOB", 2_147_483_647),
         ),
         "lines": table(
-            "SALES",
+            sales_schema,
             "ORDER_LINES",
             Column("ORDER_ID", "INT4", key_position=1),
             Column("LINE_NO", "INT2", key_position=2),
@@ -78,7 +80,7 @@ def default_tables(start: datetime = START) -> dict[str, TableVersion]:
             Column("SHIP_DATE", "DATE"),
         ),
         "documents": table(
-            "HR",
+            hr_schema,
             "DOCUMENTS",
             Column("DOC_ID", "INT8", key_position=1),
             Column("TITLE", "STRING", 200),
@@ -165,9 +167,11 @@ class _Delivery:
 class _Simulation:
     """The source tables, Replicate's positions and the messages it produces."""
 
-    def __init__(self, rng: random.Random, emit: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, rng: random.Random, emit: Callable[[dict[str, Any]], None], schemas: tuple[str, str]
+    ) -> None:
         self.rng, self.emit = rng, emit
-        self.tables = default_tables()
+        self.tables = default_tables(START, *schemas)
         self.live: dict[str, dict[str, dict[str, str | None]]] = {name: {} for name in self.tables}
         self.keys: dict[str, list[str]] = {name: [] for name in self.tables}  # live keys, for random picks
         self.index: dict[str, dict[str, int]] = {name: {} for name in self.tables}
@@ -419,11 +423,16 @@ class _Simulation:
 
 
 def _simulate(
-    changes: int, seed: int, partitions: int, redelivery_rate: float, sink: Callable[[int, dict], None]
+    changes: int,
+    seed: int,
+    partitions: int,
+    redelivery_rate: float,
+    sink: Callable[[int, dict], None],
+    schemas: tuple[str, str] = ("SALES", "HR"),
 ) -> Traffic:
     rng = random.Random(seed)
     delivery = _Delivery(rng, partitions, redelivery_rate, sink)
-    simulation = _Simulation(rng, delivery)
+    simulation = _Simulation(rng, delivery, schemas)
     for name in simulation.tables:
         simulation.full_load(name, max(3, changes // 30))
     altered = False
@@ -457,14 +466,19 @@ def _simulate(
 
 
 def generate(
-    changes: int = 200, seed: int = 7, partitions: int = 3, redelivery_rate: float = 0.04
+    changes: int = 200,
+    seed: int = 7,
+    partitions: int = 3,
+    redelivery_rate: float = 0.04,
+    schemas: tuple[str, str] = ("SALES", "HR"),
 ) -> Traffic:
     """Simulate the full loads and then about `changes` CDC row changes, keeping the messages in memory.
     With a few dozen changes or more the traffic has REFRESH rows, inserts, updates (some leaving the
     LOB out, some changing an order line's key), deletes, a deleted key inserted again, the table
-    version change of SALES.ORDERS, bare data messages and redeliveries."""
+    version change of SALES.ORDERS, bare data messages and redeliveries. `schemas` names the source
+    schemas of the SALES and HR tables."""
     logs: list[list[dict[str, Any]]] = [[] for _ in range(partitions)]
-    traffic = _simulate(changes, seed, partitions, redelivery_rate, lambda p, m: logs[p].append(m))
+    traffic = _simulate(changes, seed, partitions, redelivery_rate, lambda p, m: logs[p].append(m), schemas)
     traffic.partitions = logs
     return traffic
 
