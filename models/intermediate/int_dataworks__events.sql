@@ -31,22 +31,33 @@ touched as (
 ),
 
 grouped as (
+    -- Copies of one event's message may differ (a producer that resends with other values):
+    -- each field comes from the earliest landed copy that has it, as the outcome model counts
+    -- that copy as the one applied, so every build picks the same whatever the order it reads.
     select
         usable.event_key,
-        case when bool_or(usable.operation_code like 'UPDATE%') then 'UPDATE' else first(usable.operation_code) end
-            as operation_code,
-        first(usable.source_connector) as source_connector,
-        first(usable.source_database) as source_database,
-        first(usable.source_schema) as source_schema,
-        first(usable.source_table) as source_table,
-        first(usable.table_id) as table_id,
-        first(usable.sequence_id) as sequence_id,
+        case
+            when bool_or(usable.operation_code like 'UPDATE%') then 'UPDATE'
+            else min_by(usable.operation_code, struct(usable.ingested_at, usable.message_id))
+        end as operation_code,
+        min_by(usable.source_connector, struct(usable.ingested_at, usable.message_id)) as source_connector,
+        min_by(usable.source_database, struct(usable.ingested_at, usable.message_id)) as source_database,
+        min_by(usable.source_schema, struct(usable.ingested_at, usable.message_id)) as source_schema,
+        min_by(usable.source_table, struct(usable.ingested_at, usable.message_id)) as source_table,
+        min_by(usable.table_id, struct(usable.ingested_at, usable.message_id)) as table_id,
+        min_by(usable.sequence_id, struct(usable.ingested_at, usable.message_id)) as sequence_id,
         max(usable.sequence) as sequence,
         max(usable.commit_ts) as commit_ts,
-        first(usable.key_columns) as key_columns,
-        first(usable.before_image, true) as before_image,
-        first(usable.after_image, true) as after_image,
-        max_by(usable.source_columns, usable.ingested_at) as source_columns,
+        min_by(usable.key_columns, struct(usable.ingested_at, usable.message_id)) as key_columns,
+        min_by(
+            usable.before_image,
+            case when usable.before_image is not null then struct(usable.ingested_at, usable.message_id) end
+        ) as before_image,
+        min_by(
+            usable.after_image,
+            case when usable.after_image is not null then struct(usable.ingested_at, usable.message_id) end
+        ) as after_image,
+        max_by(usable.source_columns, struct(usable.ingested_at, usable.message_id)) as source_columns,
         count(*) as messages_received,
         max(usable.ingested_at) as ingested_at
     from usable

@@ -45,7 +45,7 @@ changes as (
     select
         qlik_changes.message_id,
         {#- A key change is two changes of one message: it is a change if either part is. -#}
-        max_by(qlik_changes.change_id, not qlik_changes.is_duplicate) as change_id,
+        max_by(qlik_changes.change_id, struct(not qlik_changes.is_duplicate, qlik_changes.change_id)) as change_id,
         bool_and(qlik_changes.is_duplicate) as is_duplicate,
         first(qlik_changes.quarantine_reason, true) as quarantine_reason
     from {{ ref('int_qlik__changes') }} as qlik_changes

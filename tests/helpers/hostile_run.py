@@ -17,6 +17,9 @@ One process, one Spark session, a lakehouse of its own under DIR:
    traceback; the build succeeds (its own tests included: accounting, history consistency,
    grain); every distinct bronze message has exactly one outcome, every quarantined one a
    reason; gold of the clean tables equals the baseline.
+4. With `--full-refresh`: `dbt build --full-refresh` with the mutants succeeds and leaves
+   gold.cdc_history as the incremental builds left it (its time against the first build's
+   is in the report).
 
 Prints a JSON report as its last line and exits 0 when every check holds, 1 otherwise.
 `tests/e2e/test_hostile_input.py` runs it with a small budget; run it by hand with a larger
@@ -342,7 +345,9 @@ def land_problems(code: int, output: str) -> list[str]:
     return problems
 
 
-def run(workdir: Path, mutants: int, seed: int, huge: int, changes: int) -> dict[str, Any]:
+def run(
+    workdir: Path, mutants: int, seed: int, huge: int, changes: int, full_refresh: bool = False
+) -> dict[str, Any]:
     report: dict[str, Any] = {"mutants_per_producer": mutants, "seed": seed, "problems": []}
     problems: list[str] = report["problems"]
     traffic = workdir / "traffic"
@@ -456,6 +461,21 @@ def run(workdir: Path, mutants: int, seed: int, huge: int, changes: int) -> dict
     if after != baseline:
         changed = sorted({row[0] for row in set(after) ^ set(baseline)})
         problems.append(f"gold.cdc_history changed for tables no mutant came from: {changed}")
+    if full_refresh:
+        every_table = [r[0] for r in spark.sql("select distinct table_id from gold.cdc_history").collect()]
+        incremental = history(spark, every_table)
+        ok, seconds, failures = dbt_build("--full-refresh")
+        report["full_refresh_build"] = {"success": ok, "seconds": round(seconds, 1), "failures": failures}
+        if not ok:
+            problems.append("the full refresh with the mutants failed")
+        elif (refreshed := history(spark, every_table)) != incremental:
+            only_incremental = sorted(set(incremental) - set(refreshed))
+            only_full = sorted(set(refreshed) - set(incremental))
+            tables = sorted({row[0] for row in only_incremental + only_full})
+            problems.append(
+                f"gold.cdc_history after a full refresh differs from the incremental builds in {tables}: "
+                f"incremental only {only_incremental[:6]}; full refresh only {only_full[:6]}"
+            )
     return report
 
 
@@ -466,6 +486,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--huge", type=int, default=1_000_000, help="size of the huge values (bytes)")
     parser.add_argument("--changes", type=int, default=60, help="row changes per generated traffic")
+    parser.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="then rebuild with --full-refresh: it must succeed and give the same gold (timed)",
+    )
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     os.environ["CDC_LAKEHOUSE_DIR"] = str(args.workdir / "lakehouse")
@@ -473,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)
     started = time.perf_counter()
     try:
-        report = run(args.workdir, args.mutants, args.seed, args.huge, args.changes)
+        report = run(args.workdir, args.mutants, args.seed, args.huge, args.changes, args.full_refresh)
     except BaseException:  # noqa: BLE001 - reported, not raised
         report = {"problems": ["the run raised: " + traceback.format_exc()[-3000:]]}
     report["seconds"] = round(time.perf_counter() - started, 1)
