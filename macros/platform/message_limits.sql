@@ -32,16 +32,37 @@
 
 {% macro json_shape(text) -%}
     {#- What text `text` is: `object` (a JSON object Spark parses within the nesting limit),
-        `too_deep` (a JSON object nested deeper than that limit) or `not_object` (not JSON,
-        another JSON value, or beyond the parser's own limits: a number of more than 1,000
-        digits, a string of more than 20,000,000 characters). Linear in its length. -#}
+        `too_deep` (one that fails to parse and nests deeper than that limit within its first
+        million characters) or `not_object` (not JSON, another JSON value, or beyond the
+        parser's own limits: a number of more than 1,000 digits, a string of more than
+        20,000,000 characters). Linear in its length; never parses beyond the limit (a
+        variant or a value re-written at a depth of thousands overflows the JVM's stack). -#}
     case
         when {{ text }} is null then null
         when from_json({{ text }}, 'map<string,string>', {{ json_options() }}) is not null then 'object'
-        when from_json({{ text }}, 'map<string,string>', map('maxNestingDepth', '2147483647')) is not null
-            then 'too_deep'
+        when {{ json_depth(text) }} > {{ var("cdc_max_json_depth") }} then 'too_deep'
         else 'not_object'
     end
+{%- endmacro %}
+
+
+{% macro json_depth(text, prefix_chars=1000000) -%}
+    {#- The deepest nesting of arrays and objects in the first `prefix_chars` characters of
+        `text`, brackets inside strings not counted: a scan of its brackets, quotes and escapes
+        (one regular expression without repeated groups, then a fold), linear in its length. -#}
+    aggregate(
+        regexp_extract_all(left({{ text }}, {{ prefix_chars }}), '\\\\.|[\\[\\]{}"]', 0),
+        named_struct('depth', 0, 'deepest', 0, 'in_string', false),
+        (scan, token) -> case
+            when scan.in_string then named_struct('depth', scan.depth, 'deepest', scan.deepest, 'in_string', token <> '"')
+            when token = '"' then named_struct('depth', scan.depth, 'deepest', scan.deepest, 'in_string', true)
+            when token in ('[', '{')
+                then named_struct('depth', scan.depth + 1, 'deepest', greatest(scan.deepest, scan.depth + 1), 'in_string', false)
+            when token in (']', '}') then named_struct('depth', scan.depth - 1, 'deepest', scan.deepest, 'in_string', false)
+            else scan
+        end,
+        scan -> scan.deepest
+    )
 {%- endmacro %}
 
 

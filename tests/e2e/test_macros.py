@@ -288,3 +288,32 @@ def test_not_null_columns_returns_the_rows_with_a_null_and_names_the_columns(spa
     spark.sql(f"create or replace table {scratch}.no_nulls using iceberg as select 1 as x, 'a' as y")
     passing = f"test_not_null_columns(model='{scratch}.no_nulls', columns=['x', 'y'])"
     assert spark.sql(compile_inline(dbt, "{{ " + passing + " }}")).count() == 0
+
+
+def test_json_shape_tells_deep_json_from_what_is_not_json_in_linear_time(spark, dbt) -> None:
+    deep = '{"a": ' + "[" * 5_000 + "]" * 5_000 + "}"  # beyond what Spark's parser re-writes
+    texts = {
+        "object": '{"a": [1, {"b": "x"}], "c": null}',
+        "deep_100": '{"a": ' + '{"b": ' * 100 + "1" + "}" * 100 + "}",
+        "deep_5000": deep,
+        "brackets_in_a_string": '{"a": "' + "[" * 100 + '\\\\" ]"}',
+        "not_json": "nope",
+        "an_array": "[1, 2]",
+        "cut_short": deep[:-3000],
+    }
+    values = ", ".join(f"('{name}', '{text}')" for name, text in texts.items())
+    sql = compile_inline(
+        dbt,
+        "select name, {{ json_shape('text') }} as shape, {{ json_depth('text') }} as depth "
+        f"from values {values} as texts(name, text)",
+    )
+    found = {r.name: (r.shape, r.depth) for r in spark.sql(sql).collect()}
+    assert found == {
+        "object": ("object", 3),
+        "deep_100": ("too_deep", 101),
+        "deep_5000": ("too_deep", 5_001),
+        "brackets_in_a_string": ("object", 1),
+        "not_json": ("not_object", 0),
+        "an_array": ("not_object", 1),
+        "cut_short": ("too_deep", 5_001),  # deeper than the limit before it breaks off
+    }
