@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the project on a machine that has Python 3.11 and Java 17:
-# a virtual environment at .venv/ with the exact pins of requirements.txt and
-# the in-repo dbt adapter plugin (adapters/dbt-spark-embedded).
+# a virtual environment at .venv/ with the exact pins of requirements.txt, the
+# in-repo dbt adapter plugin (adapters/dbt-spark-embedded), and the jars the
+# platform needs beyond pyspark's, by Maven coordinate, in a local jar cache.
 # Idempotent: a second run with nothing changed only checks the stamp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,15 @@ stamp_source() {
 }
 want=$(stamp_source | sha256sum | cut -d' ' -f1)
 stamp=.venv/.setup-stamp
+# The jars beyond pyspark's own, by pinned Maven coordinate (adapters/dbt-spark-embedded,
+# jars.py): resolved once into $CDC_JARS_CACHE (default ~/.cache/cdc-lakehouse/jars);
+# a coordinate already there is not fetched again.
+resolve_jars() {
+  .venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars || die "the jars could not be resolved (see above)."
+}
+
 if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  resolve_jars
   echo "setup: .venv is up to date"
   exit 0
 fi
@@ -49,5 +58,6 @@ echo "setup: installing the dbt adapter plugin spark_embedded"
 rm -rf adapters/dbt-spark-embedded/build
 pip_install --no-deps --force-reinstall ./adapters/dbt-spark-embedded
 rm -rf adapters/dbt-spark-embedded/build adapters/dbt-spark-embedded/*.egg-info
+resolve_jars
 echo "$want" > "$stamp"
 echo "setup: done"

@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from dbt.adapters.spark_embedded import jars
 from dbt.adapters.spark_embedded.impl import is_iceberg_information
 from dbt.adapters.spark_embedded.lakehouse import (
     ICEBERG_JAR_ENV,
     LakehouseConfigError,
-    bundled_iceberg_jar,
+    iceberg_jar,
     spark_parameters,
 )
 
@@ -20,10 +21,36 @@ from python_ingest.profile import ProfileError, load_target, target_spark_parame
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_bundled_jar_is_iceberg_1_10_for_spark_3_5_scala_2_12() -> None:
-    jar = Path(bundled_iceberg_jar())
-    assert jar.is_file()
-    assert jar.name.startswith("iceberg-spark-runtime-3.5_2.12-1.10.")
+def test_the_iceberg_jar_is_the_pinned_coordinate_from_the_jar_cache() -> None:
+    assert jars.COORDINATES["iceberg"] == "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.2"
+    jar = Path(iceberg_jar())  # set-up resolved it
+    assert jar.is_file() and jar.is_relative_to(jars.cache_dir())
+    assert jar.name == "org.apache.iceberg_iceberg-spark-runtime-4.0_2.13-1.10.2.jar"
+
+
+def test_a_jar_missing_from_the_cache_names_its_coordinate_and_set_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(jars.CACHE_ENV, str(tmp_path / "empty-cache"))
+    with pytest.raises(
+        LakehouseConfigError, match=r"iceberg-spark-runtime-4.0_2.13:1.10.2 is not in the jar cache .*setup"
+    ):
+        spark_parameters({})
+
+
+def test_resolving_a_coordinate_that_does_not_exist_fails_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's resolver against an empty cache and a repository that does not answer: the
+    run stops with one line naming the coordinate (no network is needed to see it fail)."""
+    monkeypatch.setenv(jars.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(jars.REPOSITORIES_ENV, "http://127.0.0.1:9/nothing-here")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.m2 to find it in
+    monkeypatch.setitem(jars.COORDINATES, "iceberg", "org.example.none:no-such-artifact:0.0.1")
+    assert jars.main([]) == 1
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1
+    assert error.startswith("setup: cannot resolve org.example.none:no-such-artifact:0.0.1")
 
 
 def test_jar_override_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -48,6 +75,7 @@ def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) ->
     assert f"databaseName={root}/metastore_db;" in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
     assert f"-Dderby.system.home={root}" in params["spark.driver.extraJavaOptions"]
     assert params["spark.sql.session.timeZone"] == "UTC"
+    assert params["spark.sql.ansi.enabled"] == "false"  # Spark 4's default is on
     os.chdir(ROOT)
 
 
@@ -63,7 +91,7 @@ def test_profile_settings_win_over_derived_ones(tmp_path: Path) -> None:
         ("Provider: iceberg\n", True),
         ("Provider: hive\nTable Properties: [owner=root]\n", False),
         ("Type: VIEW\nView Text: select 1\n", False),
-        ("Type: VIEW\nTable Properties: [engine_version=Spark 3.5.8, table_type=ICEBERG-VIEW]\n", False),
+        ("Type: VIEW\nTable Properties: [engine_version=Spark 4.0.5, table_type=ICEBERG-VIEW]\n", False),
         ("Provider: hive\nTable Properties: [table_type=ICEBERG-VIEW, uuid=1]\n", False),
         (None, False),
     ],
@@ -83,7 +111,7 @@ def test_local_profile_renders_with_defaults_and_environment(
     assert params["spark.sql.catalog.spark_catalog"] == "org.apache.iceberg.spark.SparkSessionCatalog"
     assert params["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
     assert params["spark.sql.warehouse.dir"] == str(tmp_path / "lake" / "warehouse")
-    assert "iceberg-spark-runtime-3.5_2.12" in params["spark.jars"]
+    assert "iceberg-spark-runtime-4.0_2.13" in params["spark.jars"]
 
 
 def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,8 @@ before the session starts:
 ``lakehouse_dir``  directory holding warehouse, Derby metastore and logs
                    (absolute paths are derived from it)
 ``iceberg_jar``    path of the Iceberg runtime jar; empty means
-                   ``$CDC_ICEBERG_JAR`` or the jar bundled in the installed wheel
+                   ``$CDC_ICEBERG_JAR`` or the pinned coordinate's jar from the
+                   jar cache (jars.py)
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The profile states the Spark settings a user may want to read or change
 (catalog, time zone, partitions...). Two things cannot be written there as
 plain values and are derived here instead:
 
-* the Iceberg runtime jar, which lives inside an installed PyPI wheel
-  (Maven is not reachable); ``iceberg_jar`` / ``CDC_ICEBERG_JAR`` overrides it;
+* the Iceberg runtime jar, resolved by Maven coordinate at set-up into the jar
+  cache (:mod:`dbt.adapters.spark_embedded.jars`); ``iceberg_jar`` /
+  ``CDC_ICEBERG_JAR`` overrides it;
 * absolute paths for the warehouse, the Derby metastore and Derby's log, all
   under one lakehouse directory, so that every process (dbt, python_ingest,
   tests) started from anywhere sees the same lakehouse.
@@ -16,15 +17,14 @@ so landing and dbt always agree on the lakehouse.
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 from collections.abc import Mapping
 
+from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, jar_paths
 from dbt.include import spark_embedded as include_package
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
-ICEBERG_JAR_PATTERN = "iceberg-spark-runtime-3.5_2.12-*.jar"
 DERBY_LOG = "derby.log"
 # Spark logs errors only (its default prints start-up warnings into dbt's output).
 LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
@@ -34,32 +34,15 @@ class LakehouseConfigError(RuntimeError):
     """A setting of the embedded lakehouse cannot be satisfied."""
 
 
-def bundled_iceberg_jar() -> str:
-    """Path of the Iceberg Spark 3.5 / Scala 2.12 runtime jar shipped in the
-    ``snowpark-connect-deps-iceberg`` wheel."""
-    try:
-        import snowpark_connect_deps_iceberg as wheel
-    except ImportError as exc:  # pragma: no cover - set-up installs it
-        raise LakehouseConfigError(
-            "The Iceberg runtime jar was not found: the package "
-            "'snowpark-connect-deps-iceberg' is not installed. Run scripts/setup.sh, "
-            f"or set {ICEBERG_JAR_ENV} to the path of an iceberg-spark-runtime-3.5_2.12 jar."
-        ) from exc
-    jars = sorted(glob.glob(os.path.join(os.path.dirname(wheel.__file__), "jars", ICEBERG_JAR_PATTERN)))
-    if not jars:
-        raise LakehouseConfigError(
-            f"No {ICEBERG_JAR_PATTERN} inside {os.path.dirname(wheel.__file__)}; "
-            f"set {ICEBERG_JAR_ENV} to the path of an Iceberg runtime jar."
-        )
-    return jars[-1]
-
-
 def iceberg_jar(explicit: str | None = None) -> str:
     """The jar to put on Spark's class path: the explicit setting, else
-    ``$CDC_ICEBERG_JAR``, else the bundled one."""
+    ``$CDC_ICEBERG_JAR``, else the pinned coordinate's jar from the jar cache."""
     chosen = (explicit or "").strip() or os.environ.get(ICEBERG_JAR_ENV, "").strip()
     if not chosen:
-        return bundled_iceberg_jar()
+        try:
+            return jar_paths("iceberg")[0]
+        except JarsNotResolvedError as exc:
+            raise LakehouseConfigError(str(exc)) from exc
     if "://" not in chosen and not os.path.isfile(chosen):
         raise LakehouseConfigError(
             f"{ICEBERG_JAR_ENV} / iceberg_jar points at {chosen!r}, which is not a file."

@@ -1,0 +1,133 @@
+"""The jars the platform needs beyond pyspark's own, by pinned Maven coordinate.
+
+`COORDINATES` names each one. Set-up (`scripts/setup.sh`) runs
+``python -m dbt.adapters.spark_embedded.resolve_jars``, which resolves every coordinate with
+Spark's own resolver (Apache Ivy, the machinery behind `spark.jars.packages`), with its
+transitive dependencies and their checksums, from the local Maven repository
+(`~/.m2/repository`), then `$CDC_MAVEN_REPOSITORIES` (comma-separated URLs, e.g. a
+mirror), then Maven Central, into a fixed cache directory: `$CDC_JARS_CACHE`, default
+`~/.cache/cdc-lakehouse/jars`. It records each coordinate's jar files in
+`resolved.json` there. At run time :func:`jar_paths` reads that record: no network and
+no resolution when Spark starts.
+
+A machine without a network takes the cache directory of a machine that has run
+set-up (copy it, or point `$CDC_JARS_CACHE` at a shared copy), or a local Maven
+repository holding the coordinates (`mvn dependency:get -Dartifact=<coordinate>`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# Apache Iceberg's Spark runtime for Spark 4.0 / Scala 2.13 (one shaded jar).
+COORDINATES = {
+    "iceberg": "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.2",
+}
+CACHE_ENV = "CDC_JARS_CACHE"
+REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
+MANIFEST = "resolved.json"
+
+# Runs in a process of its own: launching Spark's JVM with `spark.jars.packages` makes
+# spark-submit resolve them (and only then); it leaves the resolved jars in `spark.jars`.
+RESOLVE = """
+import json, sys
+from pyspark import SparkConf
+from pyspark.java_gateway import launch_gateway
+coordinate, ivy, repositories = sys.argv[1:4]
+conf = SparkConf().set("spark.jars.packages", coordinate).set("spark.jars.ivy", ivy)
+if repositories:
+    conf.set("spark.jars.repositories", repositories)
+gateway = launch_gateway(conf)
+jars = gateway.jvm.java.lang.System.getProperty("spark.jars") or ""
+print("RESOLVED " + json.dumps([j.removeprefix("file:") for j in jars.split(",") if j]))
+gateway.shutdown()
+"""
+
+
+class JarsNotResolvedError(RuntimeError):
+    """A coordinate that set-up has not resolved into the cache, or that cannot be resolved."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc-lakehouse" / "jars").resolve()
+
+
+def _manifest() -> dict[str, list[str]]:
+    path = cache_dir() / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+
+
+def _cached(coordinate: str) -> list[str] | None:
+    paths = _manifest().get(coordinate)
+    return paths if paths and all(os.path.isfile(p) for p in paths) else None
+
+
+def jar_paths(name: str) -> list[str]:
+    """The jar files of `COORDINATES[name]` and its dependencies, from the cache."""
+    coordinate = COORDINATES[name]
+    paths = _cached(coordinate)
+    if paths is None:
+        raise JarsNotResolvedError(
+            f"The jar {coordinate} is not in the jar cache {cache_dir()}: run scripts/setup.sh, which "
+            f"fetches it from Maven Central (or set {CACHE_ENV} to a cache made on another machine)."
+        )
+    return paths
+
+
+def _failure(coordinate: str, output: str) -> str:
+    """The one line that says why `coordinate` did not resolve."""
+    patterns = (r"unresolved dependency: [^\n]*", r"Server access error[^\n]*", r"(?i)[^\n]*refused[^\n]*")
+    for pattern in patterns:
+        found = re.search(pattern, output)
+        if found:
+            return found.group(0).strip()
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def resolve(coordinate: str) -> list[str]:
+    """Resolve one coordinate into the cache (Spark's resolver, in a process of its own)."""
+    ivy = cache_dir() / "ivy"
+    ivy.mkdir(parents=True, exist_ok=True)
+    repositories = os.environ.get(REPOSITORIES_ENV, "").strip()
+    result = subprocess.run(
+        [sys.executable, "-c", RESOLVE, coordinate, str(ivy), repositories],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    found = [line for line in result.stdout.splitlines() if line.startswith("RESOLVED ")]
+    paths = json.loads(found[-1][len("RESOLVED ") :]) if found and result.returncode == 0 else []
+    if not paths:
+        reason = _failure(coordinate, result.stderr + result.stdout)
+        raise JarsNotResolvedError(f"cannot resolve {coordinate} from Maven Central: {reason}")
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Resolve every coordinate not cached yet; one line each; exit 1 at the first failure."""
+    args = sys.argv[1:] if argv is None else argv
+    refresh = "--refresh" in args
+    manifest = _manifest()
+    for coordinate in COORDINATES.values():
+        if not refresh and _cached(coordinate):
+            continue
+        try:
+            manifest[coordinate] = resolve(coordinate)
+        except JarsNotResolvedError as exc:
+            print(f"setup: {exc}", file=sys.stderr)
+            return 1
+        (cache_dir() / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        print(f"setup: resolved {coordinate} into {cache_dir()} ({len(manifest[coordinate])} jar(s))")
+    return 0
