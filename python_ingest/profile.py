@@ -82,7 +82,7 @@ def target_spark_parameters(target: str | None = None, directory: Path | None = 
         output.get("lakehouse_dir") or None,
         output.get("iceberg_jar") or None,
     )
-    params["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it
+    params["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it, whatever the profile says
     return params
 
 

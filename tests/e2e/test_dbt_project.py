@@ -107,6 +107,18 @@ def test_relations_are_iceberg_and_python_model_ran_in_session(spark, built) -> 
         assert spark.sql(f"select * from {table}.snapshots").count() >= 1
 
 
+def test_values_that_do_not_fit_their_type_are_null_not_errors(spark, dbt, built) -> None:
+    """Spark 4 turns ANSI mode on by default; the session that landing and dbt share runs with
+    it off, so a message's value that does not fit its type becomes null (and is reported by
+    the model's reason or a warn test) instead of failing the query."""
+    assert spark.conf.get("spark.sql.ansi.enabled") == "false"
+    row = spark.sql(
+        "select cast('x' as int) as not_a_number, cast('99999999999' as int) as too_big, "
+        "cast('2025-13-45' as timestamp) as not_a_time, element_at(array(1), 5) as beyond"
+    ).first()
+    assert tuple(row) == (None, None, None, None)
+
+
 def test_docs_generate_documents_every_model_and_column(dbt, built) -> None:
     dbt("docs", "generate")
     manifest = json.loads((ROOT / "target" / "manifest.json").read_text())

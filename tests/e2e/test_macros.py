@@ -317,3 +317,18 @@ def test_json_shape_tells_deep_json_from_what_is_not_json_in_linear_time(spark, 
         "an_array": ("not_object", 1),
         "cut_short": ("too_deep", 5_001),  # deeper than the limit before it breaks off
     }
+
+
+def test_time_conversions_of_message_values_never_overflow(spark, dbt) -> None:
+    """timestamp_millis / timestamp_micros throw on overflow even with ANSI mode off: the macros
+    give null beyond the years 1 to 9999, and calendar_timestamp keeps only those years."""
+    sql = compile_inline(
+        dbt,
+        "select {{ epoch_millis_timestamp('9223372036854775807') }}, {{ epoch_millis_timestamp('0') }}, "
+        "{{ epoch_micros_timestamp('-9223372036854775808') }}, "
+        "{{ calendar_timestamp(\"timestamp'9999-12-31 23:59:59'\") }}, "
+        "{{ calendar_timestamp(\"to_timestamp('+10000-01-01')\") }}",
+    )
+    row = tuple(spark.sql(sql).first())
+    assert row[0] is None and row[1] is not None and row[2] is None
+    assert row[3] is not None and row[4] is None
