@@ -75,7 +75,6 @@ def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) ->
     assert f"databaseName={root}/metastore_db;" in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
     assert f"-Dderby.system.home={root}" in params["spark.driver.extraJavaOptions"]
     assert params["spark.sql.session.timeZone"] == "UTC"
-    assert params["spark.sql.ansi.enabled"] == "false"  # Spark 4's default is on
     os.chdir(ROOT)
 
 
@@ -109,6 +108,7 @@ def test_local_profile_renders_with_defaults_and_environment(
     assert params["spark.sql.shuffle.partitions"] == "3"
     assert params["spark.sql.session.timeZone"] == "UTC"
     assert params["spark.sql.catalog.spark_catalog"] == "org.apache.iceberg.spark.SparkSessionCatalog"
+    assert params["spark.sql.ansi.enabled"] == "false"  # Spark 4's default is on
     assert params["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
     assert params["spark.sql.warehouse.dir"] == str(tmp_path / "lake" / "warehouse")
     assert "iceberg-spark-runtime-4.0_2.13" in params["spark.jars"]
