@@ -41,6 +41,7 @@ def model(dbt, session):
         incremental_strategy="merge",
         unique_key=["source_format", "ingest_batch_id"],
         submission_method="session",
+        tags=["python"],  # runs in a Spark session: `dbt build --target thrift --exclude tag:python`
     )
     messages = dbt.ref("stg_bronze__messages")
 

@@ -349,6 +349,7 @@ def model(dbt, session):
         unique_key="message_id",
         on_schema_change="fail",
         submission_method="session",
+        tags=["python"],  # runs in a Spark session: `dbt build --target thrift --exclude tag:python`
     )
     messages = dbt.ref("stg_debezium__messages").where(
         F.col("message_kind").isin("row", "truncate") & F.col("quarantine_reason").isNull()

@@ -10,26 +10,44 @@
 {#-
   What became of every distinct Debezium message: change, duplicate (a
   redelivered copy of a change already received), control (a tombstone or
-  a logical decoding message) or quarantined, with the reason. Nothing is
-  pending: every Debezium message is complete in itself. Incremental: a run
-  decides the messages staged since its last run. Their decoded changes
-  were staged after them, so it reads only the changes staged since then too.
+  a logical decoding message) or quarantined, with the reason. A row change
+  not decoded yet is pending: the Python model int_debezium__decoded runs in
+  session targets only, so a build through the SQL endpoint (`--target
+  thrift --exclude tag:python`) leaves it for the next local build.
+  Incremental: a run decides the messages staged since its last run, and the
+  pending ones again. Their decoded changes were staged after them, so it
+  reads only the changes staged since then, and those of the pending ones.
 -#}
 
 {%- set since = last_staged_at() %}
 
 with
 
+{% if is_incremental() -%}
+    still_pending as (
+        select message_id from {{ this }}
+        where outcome = 'pending'
+    ),
+{%- endif %}
+
 messages as (
     select *
     from {{ ref('stg_debezium__messages') }}
-    where {{ staged_after(ref('stg_debezium__messages'), since) }}
+    where
+        {{ staged_after(ref('stg_debezium__messages'), since) }}
+        {% if is_incremental() -%}
+            or message_id in (select still_pending.message_id from still_pending)
+        {%- endif %}
 ),
 
 changes as (
     select *
     from {{ ref('int_debezium__changes') }}
-    where {{ staged_after(ref('int_debezium__changes'), since) }}
+    where
+        {{ staged_after(ref('int_debezium__changes'), since) }}
+        {% if is_incremental() -%}
+            or message_id in (select still_pending.message_id from still_pending)
+        {%- endif %}
 ),
 
 final as (
@@ -39,7 +57,7 @@ final as (
         case
             when messages.quarantine_reason is not null then 'quarantined'
             when messages.message_kind in ('tombstone', 'logical_message') then 'control'
-            when changes.message_id is null then 'quarantined'
+            when changes.message_id is null then 'pending'
             when changes.quarantine_reason is not null then 'quarantined'
             when changes.is_duplicate then 'duplicate'
             else 'change'
@@ -56,7 +74,11 @@ final as (
                         "Logical decoding message with prefix '", coalesce({{ shown("messages.message_prefix") }}, ''),
                         "': kept in silver.cdc_control_events."
                     )
-            when changes.message_id is null then 'The message was not decoded (internal error: no decoded row).'
+            when changes.message_id is null
+                then concat(
+                        'Not decoded yet: the Python model int_debezium__decoded has not run since the ',
+                        'message was staged (it runs in session targets, e.g. `dbt build` with the local target).'
+                    )
             when changes.quarantine_reason is not null then changes.quarantine_reason
             when changes.is_duplicate
                 then concat('A redelivered copy of change ', changes.change_id, '.')
