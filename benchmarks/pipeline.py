@@ -242,6 +242,8 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int) ->
         spent = timed(commands, env, log)
         run.phases.append(Phase(name, spent, handled, len(commands)))
         print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
+    # The first process started the lakehouse's metastore service (its start is in that phase).
+    run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     if not keep:
         for directory in ("base", "more", "lakehouse", "dbt-target"):
             shutil.rmtree(home / directory, ignore_errors=True)

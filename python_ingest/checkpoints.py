@@ -20,9 +20,12 @@ discards it accordingly.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -64,12 +67,19 @@ def file_head(path: Path, length: int = HEAD_BYTES) -> tuple[int, str]:
 
 
 class CheckpointStore:
-    """The checkpoints of one bronze table."""
+    """The checkpoints of one bronze table. One landing run at a time holds them: `locked()`
+    takes the table's lock (other runs into the table wait for it; runs into other tables do
+    not) and reads the checkpoints as the previous holder left them."""
 
     def __init__(self, directory: Path, table_name: str) -> None:
         self.path = directory / f"{table_name}.json"
+        self.lock_path = directory / f"{table_name}.lock"
         self.files: dict[str, FileState] = {}
         self.pending: Pending | None = None
+        self.load()
+
+    def load(self) -> None:
+        self.files, self.pending = {}, None
         if self.path.is_file():
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self.files = {k: FileState.from_json(v) for k, v in data.get("files", {}).items()}
@@ -79,6 +89,24 @@ class CheckpointStore:
                     pending["chunk_id"],
                     {k: FileState.from_json(v) for k, v in pending["files"].items()},
                 )
+
+    @contextlib.contextmanager
+    def locked(self, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """Hold the table's landing lock (calling `waiting` first if another run holds it),
+        with the checkpoints read afresh; the kernel releases it when the process ends."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock_path.open("a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is not None:
+                    waiting()
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                self.load()
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +119,7 @@ class CheckpointStore:
                 "files": {k: v.to_json() for k, v in self.pending.files.items()},
             },
         }
-        tmp = self.path.with_suffix(".tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         os.replace(tmp, self.path)
 

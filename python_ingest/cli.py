@@ -1,4 +1,5 @@
-"""Command line: ``python -m python_ingest land ...`` (see CONTRACT §3), ``generate``, ``scaffold``."""
+"""Command line: ``python -m python_ingest land ...`` (README, "Landing"), ``lakehouse``
+(start / stop / status of the SQL endpoint and metastore), ``generate``, ``scaffold``."""
 
 from __future__ import annotations
 
@@ -97,6 +98,21 @@ def build_parser() -> argparse.ArgumentParser:
         "event is split into segments (0: none; default 25)",
     )
     generate.add_argument("out", type=Path, metavar="DIR", help="output directory")
+
+    lakehouse = commands.add_parser(
+        "lakehouse",
+        help="start, stop or show the lakehouse's services: its SQL endpoint and metastore",
+        description=(
+            "start: the SQL endpoint (Spark's Thrift Server, HiveServer2 binary protocol, no password) "
+            "on 127.0.0.1:$CDC_SQL_PORT (default 10000) over $CDC_LAKEHOUSE_DIR, and the metastore "
+            "service it shares with land and dbt; returns once it answers queries. status: exits 0 "
+            "and prints the addresses while the endpoint runs, 1 otherwise. stop: stops both."
+        ),
+    )
+    lakehouse.add_argument("action", choices=("start", "stop", "status"))
+    lakehouse.add_argument(
+        "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
+    )
 
     scaffold = commands.add_parser(
         "scaffold",
@@ -286,8 +302,52 @@ def scaffold_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def lakehouse_command(args: argparse.Namespace) -> int:
+    from dbt.adapters.spark_embedded import services
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+
+    try:
+        home = lakehouse_dir(args.target)
+        params = target_spark_parameters(args.target)
+    except (ProfileError, LakehouseConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if home is None:
+        print("error: the target has no lakehouse_dir whose services to run", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.action == "stop":
+            stopped = services.stop_services(home)
+            print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing was running for {home}")
+            return EXIT_OK
+        if args.action == "start":
+            services.start_sql_endpoint(home, params)
+        endpoint, metastore = services.sql_endpoint_state(home), services.metastore_state(home)
+    except services.ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if endpoint is None:
+        print(
+            f"the SQL endpoint of {home} is not running (start it: python -m python_ingest lakehouse start)"
+        )
+        return EXIT_FAILED
+    port = endpoint["port"]
+    address = f"{services.LOOPBACK}:{port}"
+    print(f"SQL endpoint: {address} (HiveServer2, binary transport, no password), pid {endpoint['pid']}")
+    print(f"JDBC URL: {services.jdbc_url(port)}")
+    venv_bin = Path(sys.executable).parent
+    print(f'beeline: PATH="{venv_bin}:$PATH" beeline -u {services.jdbc_url(port)} -n "$USER"')
+    if metastore is not None:
+        print(f"metastore: thrift://{services.LOOPBACK}:{metastore['port']}, pid {metastore['pid']}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "lakehouse":
+        return lakehouse_command(args)
     if args.command == "land":
         return land_command(args)
     if args.command == "generate":

@@ -170,7 +170,11 @@ class Lander:
     def prepare(self) -> None:
         """Create the table if absent; settle a chunk a crashed run left pending."""
         self.spark.sql(f"create database if not exists {self.table.schema}")
-        self.spark.sql(self.table.create_statement())
+        try:
+            self.spark.sql(self.table.create_statement())
+        except Exception:  # a dbt build's run-start hook created it at the same moment
+            if not self.spark.catalog.tableExists(self.table.qualified_name):
+                raise
         pending = self.checkpoints.pending
         if pending is not None:
             found = self.spark.sql(
@@ -282,8 +286,15 @@ class Lander:
         )
 
     def land(self, files: Iterable[Path], container: str) -> LandReport:
-        self.prepare()
-        for path in files:
-            self.land_file(path, container)
-        self._flush()
+        """Land the files. Runs into one table take turns (its checkpoint lock); the Iceberg
+        commits of runs into different tables, and of builds, go on side by side."""
+
+        def waiting() -> None:
+            print(f"  waiting for another land run into {self.table.qualified_name} to finish", file=self.out)
+
+        with self.checkpoints.locked(waiting):
+            self.prepare()
+            for path in files:
+                self.land_file(path, container)
+            self._flush()
         return self.report

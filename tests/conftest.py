@@ -3,7 +3,9 @@
 Spark starts once (5-10 s) in the pytest process; landing (``python_ingest``
 called in-process) and dbt (``dbtRunner``, in-process) reuse the same
 session, exactly as the product runs them, against a fresh lakehouse in a
-temporary directory (``$CDC_LAKEHOUSE_DIR``).
+temporary directory (``$CDC_LAKEHOUSE_DIR``) whose metastore service starts
+with that session and stops when the run ends. Tests that run the product in
+processes of their own use lakehouses of their own (and stop their services).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.services import stop_services
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -29,6 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         lakehouse = Path(tempfile.mkdtemp(prefix="cdc-test-lakehouse-"))
         config.add_cleanup(lambda: shutil.rmtree(lakehouse, ignore_errors=True))
+    # Last in, first out: the lakehouse's services stop before its directory goes.
+    config.add_cleanup(lambda: stop_services(lakehouse))
     os.environ["CDC_LAKEHOUSE_DIR"] = str(lakehouse)
     os.environ.setdefault("CDC_SPARK_CORES", "2")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "2")

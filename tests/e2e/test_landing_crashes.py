@@ -32,6 +32,7 @@ import pytest
 from python_ingest.containers import iter_messages
 from tests.helpers.eventhubs_capture import write_capture_file
 from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.services import stop_services
 
 CHUNK_SIZE = 7
 KILLS = ("after-append:2", "after-commit:1", "read:10", "before-append:1")
@@ -176,7 +177,13 @@ def test_land_killed_at_every_point_then_run_again_lands_the_files_exactly(
     write, grow = CONTAINERS[container]
     lakehouse = tmp_path / "lakehouse"
     paths = write(tmp_path / "in")
+    try:
+        land_killed_then_again(container, lakehouse, paths, grow)
+    finally:
+        stop_services(lakehouse)
 
+
+def land_killed_then_again(container: str, lakehouse: Path, paths: list[Path], grow) -> None:
     for run, kill_at in enumerate(KILLS, start=1):
         if run == GROW_BEFORE_RUN + 1:
             grow(paths)

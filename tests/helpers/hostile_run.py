@@ -501,6 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         report = run(args.workdir, args.mutants, args.seed, args.huge, args.changes, args.full_refresh)
     except BaseException:  # noqa: BLE001 - reported, not raised
         report = {"problems": ["the run raised: " + traceback.format_exc()[-3000:]]}
+    finally:
+        from tests.helpers.services import stop_services
+
+        stop_services(args.workdir / "lakehouse")
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, default=str))
     return 1 if report["problems"] else 0

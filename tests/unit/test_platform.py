@@ -72,8 +72,8 @@ def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) ->
     params = spark_parameters({"spark.sql.session.timeZone": "UTC"}, lakehouse_dir="lh")
     root = str(tmp_path / "lh")
     assert params["spark.sql.warehouse.dir"] == f"{root}/warehouse"
-    assert f"databaseName={root}/metastore_db;" in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
-    assert f"-Dderby.system.home={root}" in params["spark.driver.extraJavaOptions"]
+    assert params["spark.cdc.lakehouseDir"] == root  # its metastore service's lakehouse
+    assert "spark.hadoop.hive.metastore.uris" not in params  # filled in when a session starts
     assert params["spark.sql.session.timeZone"] == "UTC"
     os.chdir(ROOT)
 

@@ -4,8 +4,9 @@ Everything is dbt-spark's (``method: session`` and the others); the only
 additions are two optional profile fields, resolved into Spark settings
 before the session starts:
 
-``lakehouse_dir``  directory holding warehouse, Derby metastore and logs
-                   (absolute paths are derived from it)
+``lakehouse_dir``  directory holding warehouse, metastore database and
+                   services (absolute paths are derived from it); a session
+                   of it starts after its metastore service
 ``iceberg_jar``    path of the Iceberg runtime jar; empty means
                    ``$CDC_ICEBERG_JAR`` or the pinned coordinate's jar from the
                    jar cache (jars.py)
@@ -15,15 +16,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
     SparkCredentials,
 )
 from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, spark_parameters
+from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock, with_services
+from dbt.flags import get_flags
 from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "spark_embedded"
+WRITING_COMMANDS = ("build", "run", "seed", "snapshot")  # one at a time per lakehouse
 
 
 @dataclass
@@ -52,3 +57,19 @@ class SparkEmbeddedCredentials(SparkCredentials):
 
 class SparkEmbeddedConnectionManager(SparkConnectionManager):
     TYPE = ADAPTER_TYPE
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        """A session of a lakehouse directory starts after its metastore service (started if
+        none answers), so that every process shares one metastore."""
+        credentials = connection.credentials
+        if credentials.method == SparkConnectionMethod.SESSION:
+            try:
+                command = getattr(get_flags(), "WHICH", None)
+                if credentials.lakehouse_dir and command in WRITING_COMMANDS:
+                    # Before Spark starts: a second build fails at once (see hold_build_lock).
+                    acquire_build_lock(credentials.lakehouse_dir, command)
+                credentials.server_side_parameters = with_services(credentials.server_side_parameters)
+            except ServiceError as exc:
+                raise DbtRuntimeError(str(exc)) from exc
+        return super().open(connection)

@@ -1,4 +1,4 @@
-"""The ``spark_embedded`` adapter: dbt-spark's adapter with two changes.
+"""The ``spark_embedded`` adapter: dbt-spark's adapter with three changes.
 
 1. Iceberg tables behind ``org.apache.iceberg.spark.SparkSessionCatalog`` are
    reported by ``SHOW TABLE EXTENDED`` as ``Provider: hive`` with the table
@@ -6,6 +6,8 @@
    dbt-spark's materializations treat them as Iceberg tables (``create or
    replace`` instead of drop + create, Iceberg column-comment syntax, merges).
 2. Python models run in the dbt process (``session`` submission method).
+3. One build at a time per lakehouse: ``hold_build_lock`` (the project's first
+   on-run-start hook) fails a second build at once, naming the running one.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.__about__ import version as base_adapter_version
-from dbt.adapters.base import BaseRelation, PythonJobHelper
+from dbt.adapters.base import BaseRelation, PythonJobHelper, available
 from dbt.adapters.base.relation import AdapterTrackingRelationInfo
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.spark_embedded.__version__ import version
 from dbt.adapters.spark_embedded.connections import ADAPTER_TYPE, SparkEmbeddedConnectionManager
 from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper
+from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock
+from dbt_common.exceptions import DbtRuntimeError
 
 # Iceberg tables; not views, which Iceberg 1.10 marks table_type=ICEBERG-VIEW.
 ICEBERG_TABLE_TYPE = re.compile(r"\btable_type=ICEBERG(?![\w-])", re.IGNORECASE)
@@ -59,6 +63,19 @@ class SparkEmbeddedAdapter(SparkAdapter):
             adapter_version=version,
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
+
+    @available
+    def hold_build_lock(self, command: str) -> str:
+        """Hold the lakehouse's build lock for the rest of this dbt process (see
+        services.acquire_build_lock); fails at once, in one line, if another build holds it."""
+        lakehouse_dir = getattr(self.config.credentials, "lakehouse_dir", None)
+        if not lakehouse_dir:
+            return ""
+        try:
+            acquire_build_lock(lakehouse_dir, command)
+        except ServiceError as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+        return ""
 
     @property
     def default_python_submission_method(self) -> str:

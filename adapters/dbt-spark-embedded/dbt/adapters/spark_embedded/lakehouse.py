@@ -7,9 +7,12 @@ plain values and are derived here instead:
 * the Iceberg runtime jar, resolved by Maven coordinate at set-up into the jar
   cache (:mod:`dbt.adapters.spark_embedded.jars`); ``iceberg_jar`` /
   ``CDC_ICEBERG_JAR`` overrides it;
-* absolute paths for the warehouse, the Derby metastore and Derby's log, all
-  under one lakehouse directory, so that every process (dbt, python_ingest,
-  tests) started from anywhere sees the same lakehouse.
+* absolute paths under one lakehouse directory, so that every process (dbt,
+  python_ingest, tests) started from anywhere sees the same lakehouse: the
+  warehouse, and the lakehouse directory itself (``spark.cdc.lakehouseDir``),
+  from which the session's starter finds, or starts, the lakehouse's metastore
+  service (:mod:`dbt.adapters.spark_embedded.services`) right before Spark
+  starts.
 
 ``python_ingest`` builds its SparkSession through :func:`spark_parameters` too,
 so landing and dbt always agree on the lakehouse.
@@ -22,12 +25,9 @@ import sys
 from collections.abc import Mapping
 
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, jar_paths
-from dbt.include import spark_embedded as include_package
+from dbt.adapters.spark_embedded.services import LAKEHOUSE_CONF, LOG4J_CONFIG
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
-DERBY_LOG = "derby.log"
-# Spark logs errors only (its default prints start-up warnings into dbt's output).
-LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
 
 
 class LakehouseConfigError(RuntimeError):
@@ -51,18 +51,15 @@ def iceberg_jar(explicit: str | None = None) -> str:
 
 
 def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
-    """Warehouse, metastore and Derby settings for a lakehouse directory."""
+    """Warehouse and lakehouse settings for a lakehouse directory; the metastore's URI is
+    added by the session's starter (services.with_services), which starts the service."""
     root = os.path.abspath(lakehouse_dir)
     os.makedirs(root, exist_ok=True)
     return {
         "spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
-        "spark.hadoop.javax.jdo.option.ConnectionURL": (
-            f"jdbc:derby:;databaseName={os.path.join(root, 'metastore_db')};create=true"
-        ),
-        "spark.driver.extraJavaOptions": (
-            f"-Dderby.system.home={root} -Dderby.stream.error.file={os.path.join(root, DERBY_LOG)} "
-            f"-Dlog4j2.configurationFile={LOG4J_CONFIG}"
-        ),
+        LAKEHOUSE_CONF: root,
+        # Spark logs errors only (its default prints start-up warnings into dbt's output).
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.
         "spark.pyspark.python": sys.executable,

@@ -13,12 +13,14 @@ from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark_embedded.services import with_services
 from dbt_common.exceptions import DbtRuntimeError
 
 
 def active_session(server_side_parameters: dict[str, str]) -> Any:
     """The process's SparkSession (started with the profile's settings if it
-    does not exist yet), made the JVM's active session for this thread.
+    does not exist yet, the lakehouse's metastore service started first if need
+    be), made the JVM's active session for this thread.
 
     dbt runs each node in a worker thread; the JVM keeps the active session per
     thread, and Iceberg's ``createOrReplace`` from a thread without one fails
@@ -27,7 +29,7 @@ def active_session(server_side_parameters: dict[str, str]) -> Any:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in server_side_parameters.items():
+    for key, value in with_services(server_side_parameters).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)

@@ -1,0 +1,377 @@
+"""The lakehouse's services: a Hive metastore every process shares, and the SQL endpoint.
+
+Embedded Derby admits one JVM, so a metastore inside each process would lock every other
+process out of the lakehouse. Instead one metastore service per lakehouse directory serves
+them all: the Hive 2.3 metastore handler that ships with pyspark (its compare-and-swap table
+update, HIVE-26882, lets Iceberg commit without locks), on 127.0.0.1 only
+(`dbt/include/spark_embedded/services/LoopbackMetastore.java`), its Derby database under
+the lakehouse directory as before. A process that starts Spark for a lakehouse (dbt, land,
+scaffold, the SQL endpoint) calls :func:`ensure_metastore` first: it starts the service if
+none answers, under a file lock, so that processes racing to start it start one. The
+service stops by itself after `$CDC_METASTORE_IDLE_MINUTES` (default 60) without a client,
+or with `python -m python_ingest lakehouse stop`.
+
+Files, all under `<lakehouse>/services/`: `metastore.json` (pid, port), `metastore.log`,
+`metastore.lock`; `sql-endpoint.json`, `sql-endpoint.log`, `sql-endpoint.lock`;
+`build.lock` and `build.json`, held by the running `dbt build` (:func:`acquire_build_lock`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dbt.include import spark_embedded as include_package
+
+LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services a session needs
+METASTORE_URIS = "spark.hadoop.hive.metastore.uris"
+METASTORE_SOURCE = Path(include_package.PACKAGE_PATH) / "services" / "LoopbackMetastore.java"
+LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
+LOOPBACK = "127.0.0.1"
+START_TIMEOUT_SECONDS = 180
+
+
+class ServiceError(RuntimeError):
+    """A lakehouse service that cannot be started or reached; the message says why, in one line."""
+
+
+def services_dir(lakehouse_dir: str | Path) -> Path:
+    path = Path(lakehouse_dir).resolve() / "services"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (waits for it), released when the block ends or the process dies."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def answers(port: int, host: str = LOOPBACK, timeout: float = 2.0) -> bool:
+    """Whether something accepts connections on host:port."""
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=timeout):
+        return True
+    return False
+
+
+def read_state(path: Path) -> dict[str, Any] | None:
+    """The recorded state of a service, if its process is alive and its port answers."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not is_alive(int(state.get("pid", 0))) or not answers(int(state.get("port") or 0)):
+        return None
+    return state
+
+
+def java_executable() -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not found or not Path(found).exists():
+        raise ServiceError("Java 17 is needed to run the lakehouse's metastore service; no `java` was found.")
+    return found
+
+
+def spark_jars_dir() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
+def _listening_port(log: Path) -> int | None:
+    found = re.search(r"listening on 127\.0\.0\.1:(\d+)", log.read_text(encoding="utf-8", errors="replace"))
+    return int(found.group(1)) if found else None
+
+
+def _await_port(pid: int, log: Path, what: str) -> int:
+    """The port the service `pid` listens on, once its log says so; raises if it dies or
+    does not get there in time (a service another process started may still be starting)."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        port = _listening_port(log) if log.is_file() else None
+        if port is not None and answers(port):
+            return port
+        if not is_alive(pid):
+            break
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
+    tail = [line for line in lines if line.strip()][-3:]
+    raise ServiceError(f"the {what} did not start (see {log}): {' | '.join(tail) or 'no output'}")
+
+
+def ensure_metastore(lakehouse_dir: str | Path) -> str:
+    """The URI of the lakehouse's metastore service, started first if none runs. The state
+    file names the process as soon as it is started, so a process killed while it waited for
+    the service to come up leaves one that the next process finds instead of starting another
+    (which its Derby database would refuse)."""
+    root = Path(lakehouse_dir).resolve()
+    directory = services_dir(root)
+    state_path, log = directory / "metastore.json", directory / "metastore.log"
+    with file_lock(directory / "metastore.lock"):
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+            if is_alive(int(state["pid"])):
+                port = _await_port(int(state["pid"]), log, "metastore service")
+                return f"thrift://{LOOPBACK}:{port}"
+        idle = os.environ.get("CDC_METASTORE_IDLE_MINUTES", "60")
+        database = root / "metastore_db"
+        properties = {
+            "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={database};create=true",
+            "datanucleus.schema.autoCreateAll": "true",
+            "hive.metastore.schema.verification": "false",
+            "hive.metastore.warehouse.dir": str(root / "warehouse"),
+            "derby.system.home": str(root),
+            "derby.stream.error.file": str(root / "derby.log"),
+            "log4j2.configurationFile": LOG4J_CONFIG,
+        }
+        command = [
+            java_executable(),
+            "-Xmx768m",
+            "-cp",
+            f"{spark_jars_dir()}/*",
+            *(f"-D{key}={value}" for key, value in properties.items()),
+            str(METASTORE_SOURCE),
+            os.environ.get("CDC_METASTORE_PORT", "0"),
+            idle,
+        ]
+        with log.open("w", encoding="utf-8") as output:
+            process = subprocess.Popen(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                start_new_session=True,
+            )
+        state = {"pid": process.pid, "started_at": _now()}
+        state_path.write_text(json.dumps(state), encoding="utf-8")
+        port = _await_port(process.pid, log, "metastore service")
+        state_path.write_text(json.dumps({**state, "port": port}), encoding="utf-8")
+    return f"thrift://{LOOPBACK}:{port}"
+
+
+def with_services(params: dict[str, str]) -> dict[str, str]:
+    """Spark settings with the lakehouse's metastore service filled in (started if need be),
+    for a session of a lakehouse directory that names no metastore of its own."""
+    lakehouse = params.get(LAKEHOUSE_CONF)
+    if not lakehouse or params.get(METASTORE_URIS):
+        return params
+    return {**params, METASTORE_URIS: ensure_metastore(lakehouse)}
+
+
+def stop(pid_file: Path, grace_seconds: float = 20) -> bool:
+    """Stop the process a state file names (SIGTERM, then SIGKILL); whether one was running."""
+    try:
+        state = json.loads(pid_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    pid = int(state.get("pid", 0))
+    running = pid > 0 and is_alive(pid)
+    if running:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_seconds
+        while is_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    pid_file.unlink(missing_ok=True)
+    return running
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+# -- one dbt build at a time ---------------------------------------------------
+_BUILD_LOCKS: dict[Path, Any] = {}  # lakehouse -> its open lock file, held for the process's life
+_BUILD_LOCK_GUARD = threading.Lock()  # dbt opens its threads' connections at the same time
+
+
+def acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
+    """Hold the lakehouse's build lock for the rest of this process, or raise at once with one
+    line naming the build that holds it. The kernel releases it when the process ends, however."""
+    with _BUILD_LOCK_GUARD:
+        _acquire_build_lock(lakehouse_dir, command)
+
+
+def _acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
+    key = Path(lakehouse_dir).resolve()
+    if key in _BUILD_LOCKS:
+        return
+    directory = services_dir(lakehouse_dir)
+    handle = (directory / "build.lock").open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        try:
+            holder = json.loads((directory / "build.json").read_text(encoding="utf-8"))
+            who = f"`dbt {holder['command']}` (pid {holder['pid']}, started {holder['started_at']})"
+        except (OSError, ValueError, KeyError):
+            who = "another dbt process"
+        raise ServiceError(
+            f"{who} is building this lakehouse ({Path(lakehouse_dir).resolve()}): one build at a "
+            "time; wait for it to finish, then run this one."
+        ) from None
+    _BUILD_LOCKS[key] = handle
+    state = {"pid": os.getpid(), "command": command, "started_at": _now(), "argv": sys.argv[1:]}
+    temporary = directory / f"build.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(state), encoding="utf-8")
+    os.replace(temporary, directory / "build.json")
+
+
+# -- the SQL endpoint ------------------------------------------------------------
+SQL_PORT_ENV = "CDC_SQL_PORT"
+SQL_ENDPOINT = "sql-endpoint"
+THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+
+
+def sql_port() -> int:
+    text = os.environ.get(SQL_PORT_ENV, "10000").strip()
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ServiceError(f"{SQL_PORT_ENV}={text!r} is not a port number")
+    return int(text)
+
+
+def jdbc_url(port: int) -> str:
+    return f"jdbc:hive2://{LOOPBACK}:{port}/default"
+
+
+def query_answers(port: int, timeout: float = 30) -> bool:
+    """Whether the HiveServer2 endpoint on `port` answers a query (PyHive, no password)."""
+    from pyhive import hive
+
+    try:
+        connection = hive.connect(host=LOOPBACK, port=port, username="cdc")
+        try:
+            cursor = connection.cursor()
+            cursor.execute("select 1")
+            return cursor.fetchall() == [(1,)]
+        finally:
+            connection.close()
+    except Exception:  # noqa: BLE001 - not up (yet): any failure means no
+        return False
+
+
+def sql_endpoint_state(lakehouse_dir: str | Path) -> dict[str, Any] | None:
+    return read_state(services_dir(lakehouse_dir) / f"{SQL_ENDPOINT}.json")
+
+
+def metastore_state(lakehouse_dir: str | Path) -> dict[str, Any] | None:
+    return read_state(services_dir(lakehouse_dir) / "metastore.json")
+
+
+def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) -> dict[str, Any]:
+    """The lakehouse's SQL endpoint (Spark's Thrift Server, HiveServer2 binary protocol) on
+    127.0.0.1:$CDC_SQL_PORT, started in the background if it does not run yet; returns once
+    it answers queries. `spark_params` are the Spark settings of the lakehouse's session target."""
+    root = Path(lakehouse_dir).resolve()
+    directory = services_dir(root)
+    port = sql_port()
+    state_path, log = directory / f"{SQL_ENDPOINT}.json", directory / f"{SQL_ENDPOINT}.log"
+    with file_lock(directory / f"{SQL_ENDPOINT}.lock"):
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+            if is_alive(int(state["pid"])):  # running, or started by a process that died waiting
+                _await_endpoint(int(state["pid"]), int(state["port"]), log)
+                return state
+        if answers(port):
+            raise ServiceError(
+                f"{LOOPBACK}:{port} is in use by another program: set {SQL_PORT_ENV} to a free port"
+            )
+        params = {
+            **with_services(spark_params),
+            # A query reads the tables' current metadata: it sees every build committed before it.
+            "spark.sql.catalog.spark_catalog.cache-enabled": "false",
+            "spark.driver.memory": os.environ.get("CDC_SQL_DRIVER_MEMORY", "2g"),
+            "spark.app.name": "cdc-lakehouse-sql-endpoint",
+            "spark.ui.enabled": "false",
+            "spark.driver.bindAddress": LOOPBACK,
+            "spark.driver.host": LOOPBACK,
+        }
+        # The Thrift Server runs each SQL session in a class loader of its own: classes that
+        # only `spark.jars` adds are not found there (NoClassDefFoundError in Iceberg's catalog).
+        params["spark.driver.extraClassPath"] = params.get("spark.jars", "").replace(",", os.pathsep)
+        submit = Path(spark_jars_dir()).parent / "bin" / "spark-submit"
+        command = [str(submit), "--class", THRIFT_SERVER_CLASS]
+        for key, value in params.items():
+            command += ["--conf", f"{key}={value}"]
+        command.append("spark-internal")
+        environment = {
+            **os.environ,
+            "HIVE_SERVER2_THRIFT_BIND_HOST": LOOPBACK,
+            "HIVE_SERVER2_THRIFT_PORT": str(port),
+            "PYSPARK_PYTHON": sys.executable,
+        }
+        with log.open("w", encoding="utf-8") as output:
+            process = subprocess.Popen(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                env=environment,
+                start_new_session=True,
+            )
+        state = {"pid": process.pid, "port": port, "started_at": _now(), "url": jdbc_url(port)}
+        state_path.write_text(json.dumps(state), encoding="utf-8")
+        _await_endpoint(process.pid, port, log)
+        return state
+
+
+def _await_endpoint(pid: int, port: int, log: Path) -> None:
+    """Wait until the endpoint `pid` answers queries on `port`; kill it and raise if it dies
+    or does not get there in time."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not (answers(port) and query_answers(port)):
+        if not is_alive(pid) or time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
+            errors = [line for line in lines if "Exception" in line or "ERROR" in line][-2:]
+            raise ServiceError(f"the SQL endpoint did not start (see {log}): {' | '.join(errors)}")
+        time.sleep(1)
+
+
+def stop_services(lakehouse_dir: str | Path) -> list[str]:
+    """Stop the SQL endpoint and then the metastore service of a lakehouse; what was running."""
+    directory = services_dir(lakehouse_dir)
+    stopped = []
+    for name, what in ((SQL_ENDPOINT, "SQL endpoint"), ("metastore", "metastore service")):
+        with file_lock(directory / f"{name}.lock"):
+            if stop(directory / f"{name}.json"):
+                stopped.append(what)
+    return stopped

@@ -1,0 +1,241 @@
+"""Processes side by side on one lakehouse (README, "One lakehouse, many processes"), as users
+run them: real `land`, `dbt build` and `lakehouse` processes against a lakehouse of this
+module's own, its metastore service started on demand by whichever process comes first, and
+a SQL client (PyHive) of the endpoint.
+
+- four `land` runs at once into one bronze table: each exits 0, bronze holds every message once;
+- a `dbt build` while a `land` runs: both exit 0, and the next build picks the messages up;
+- a second `dbt build` while one runs: exits non-zero within seconds, in one line naming the
+  running build, and changes nothing;
+- `lakehouse start | status | stop`, a port already in use, queries of gold while a build and a
+  land run, a query after a build seeing that build, `dbt build --target thrift` (the SQL models
+  through the endpoint; a Debezium change waits, pending, for the next local build to decode it);
+- no process of the project listens outside 127.0.0.1 at any point checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.services import stop_services
+
+pytestmark = pytest.mark.services
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Lakehouse:
+    """A lakehouse directory and the project's commands run against it."""
+
+    def __init__(self, path: Path, port: int) -> None:
+        self.path, self.port = path, port
+        self.env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(path), "CDC_SQL_PORT": str(port)}
+
+    def start(self, *args: str) -> subprocess.Popen:
+        command = (
+            [sys.executable, "-m", "python_ingest", *args]
+            if args[0] != "dbt"
+            else [str(Path(sys.executable).parent / "dbt"), *args[1:]]
+        )
+        return subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
+    def run(self, *args: str, timeout: float = 900) -> tuple[int, str]:
+        process = self.start(*args)
+        output, _ = process.communicate(timeout=timeout)
+        return process.returncode, output
+
+    def sql(self, statement: str) -> list[tuple]:
+        from pyhive import hive
+
+        connection = hive.connect(host="127.0.0.1", port=self.port, username="analyst")
+        try:
+            cursor = connection.cursor()
+            cursor.execute(statement)
+            return cursor.fetchall()
+        finally:
+            connection.close()
+
+
+@pytest.fixture(scope="module")
+def lakehouse(tmp_path_factory) -> Lakehouse:
+    home = Lakehouse(tmp_path_factory.mktemp("shared") / "lakehouse", free_port())
+    yield home
+    stop_services(home.path)
+
+
+@pytest.fixture(scope="module")
+def traffic(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("traffic")
+    subprocess.run(
+        [sys.executable, "-m", "python_ingest", "generate", "--format", "dataworks", "--changes", "800"]
+        + ["--partitions", "4", "--seed", "5", str(out / "dataworks")],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    for fmt in ("qlik", "ces", "debezium"):
+        subprocess.run(
+            [sys.executable, "-m", "python_ingest", "generate", "--format", fmt, "--changes", "150"]
+            + ["--seed", "5", str(out / fmt)],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+    return out
+
+
+def project_sockets_outside_loopback() -> list[str]:
+    """Listening TCP sockets of this machine's java and python processes that are not bound to
+    127.0.0.1 / ::1 (the sandbox's own agent, not a project process, is left out)."""
+    listing = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    outside = []
+    for line in listing.splitlines():
+        fields = line.split()
+        local, process = fields[3], " ".join(fields[5:])
+        if re.search(r"(127\.0\.0\.1|\[::1\]|\[::ffff:127\.0\.0\.1\]):\d+$", local):
+            continue
+        if '"java"' in process or '"python' in process:
+            outside.append(line)
+    return outside
+
+
+def test_four_land_runs_at_once_into_one_table_lose_and_duplicate_nothing(lakehouse, traffic) -> None:
+    files = sorted((traffic / "dataworks").glob("partition-*.jsonl"))
+    runs = [
+        lakehouse.start(
+            "land", "--format", "dataworks", "--container", "jsonl", "--chunk-size", "300", str(f)
+        )
+        for f in files
+    ]
+    outputs = [run.communicate(timeout=900)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0, 0], outputs
+    assert not any("Traceback" in output or "Exception" in output for output in outputs), outputs
+    lines = sum(1 for f in files for line in f.read_text().splitlines() if line.strip())
+    [counts] = query(
+        lakehouse.path, "select count(*) as n, count(distinct message_id) as d from bronze.raw_dataworks"
+    )
+    assert counts == {"n": lines, "d": lines}
+    assert project_sockets_outside_loopback() == []
+
+
+def test_a_build_and_a_land_run_side_by_side_and_a_second_build_is_refused(lakehouse, traffic) -> None:
+    build = lakehouse.start("dbt", "build")
+    lock = lakehouse.path / "services" / "build.json"
+    deadline = time.monotonic() + 300
+    while not lock.is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert lock.is_file(), "the build never took the build lock"
+
+    second_started = time.monotonic()
+    code, second = lakehouse.run("dbt", "build")
+    refused_after = time.monotonic() - second_started
+    landed_code, landed = lakehouse.run(
+        "land", "--format", "qlik", "--container", "jsonl", str(traffic / "qlik")
+    )
+    running_meanwhile = build.poll() is None
+    output, _ = build.communicate(timeout=900)
+
+    assert build.returncode == 0, output[-3000:]
+    assert landed_code == 0, landed
+    assert code != 0
+    holder = json.loads(lock.read_text())
+    refusals = [line for line in second.splitlines() if "is building this lakehouse" in line]
+    assert len(refusals) == 1 and f"pid {holder['pid']}" in refusals[0], second
+    assert refused_after < 60, f"the second build took {refused_after:.0f}s to give up"
+    assert running_meanwhile, "the first build ended before the land run: nothing ran side by side"
+    assert "Traceback" not in second and "Traceback" not in landed
+
+    # The next build takes the messages landed meanwhile: every one of them has its outcome.
+    code, output = lakehouse.run("dbt", "build")
+    assert code == 0, output[-3000:]
+    [row] = query(
+        lakehouse.path,
+        "select (select count(distinct message_id) from bronze.raw_qlik) as landed, "
+        "(select count(*) from silver.cdc_message_outcomes where source_format = 'qlik') as outcomes",
+    )
+    assert row["landed"] == row["outcomes"] > 0
+
+
+def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, traffic, tmp_path) -> None:
+    code, output = lakehouse.run("lakehouse", "status")
+    assert code != 0 and "not running" in output
+
+    started = time.monotonic()
+    code, output = lakehouse.run("lakehouse", "start")
+    assert code == 0, output
+    assert f"jdbc:hive2://127.0.0.1:{lakehouse.port}/default" in output
+    start_seconds = time.monotonic() - started
+    again, output_again = lakehouse.run("lakehouse", "start")  # already running: says so, exits 0
+    assert again == 0 and f"127.0.0.1:{lakehouse.port}" in output_again
+    assert lakehouse.run("lakehouse", "status")[0] == 0
+    assert project_sockets_outside_loopback() == []
+
+    current = "select count(*) from gold.cdc_current"
+    [(before,)] = lakehouse.sql(current)
+    assert before > 0
+    build = lakehouse.start("dbt", "build")
+    land = lakehouse.start("land", "--format", "ces", "--container", "jsonl", str(traffic / "ces"))
+    answered = 0
+    while build.poll() is None or land.poll() is None:
+        [(seen,)] = lakehouse.sql(current)  # never fails while the others write
+        assert seen >= before
+        answered += 1
+        time.sleep(1)
+    assert answered > 0
+    assert land.returncode == 0, land.communicate()[0]
+    assert build.returncode == 0, build.communicate()[0][-3000:]
+    assert project_sockets_outside_loopback() == []
+
+    # The SQL models build through the endpoint (Python models need a session target): a Debezium
+    # row change landed meanwhile waits, pending, for the decoder (a Python model) ...
+    code, output = lakehouse.run(
+        "land", "--format", "debezium", "--container", "kcat", traffic / "debezium" / "kcat"
+    )
+    assert code == 0, output
+    code, output = lakehouse.run("dbt", "build", "--target", "thrift", "--exclude", "tag:python")
+    assert code == 0, output[-3000:]
+    outcomes = (
+        "select outcome, count(*) from silver.cdc_message_outcomes "
+        "where source_format = 'debezium' group by outcome"
+    )
+    assert dict(lakehouse.sql(outcomes)).get("pending", 0) > 0
+
+    # ... which the next local build decodes; and a query started after that build committed,
+    # in the endpoint that has answered all along, sees it (no stale catalog cache).
+    code, output = lakehouse.run("dbt", "build")
+    assert code == 0, output[-3000:]
+    assert "pending" not in dict(lakehouse.sql(outcomes))
+    [(after,)] = lakehouse.sql(current)
+    [(expected,)] = [tuple(r.values()) for r in query(lakehouse.path, current)]
+    assert after == expected > before
+    tables = lakehouse.sql("select distinct table_id from gold.cdc_current where table_id like 'gendb.%'")
+    assert len(tables) >= 4, "the CES and Debezium tables landed meanwhile are in gold"
+
+    # A port another program holds: one clear line, nothing started.
+    other = Lakehouse(tmp_path / "other-lakehouse", lakehouse.port)
+    code, output = other.run("lakehouse", "start")
+    assert code != 0
+    assert f"error: 127.0.0.1:{lakehouse.port} is in use by another program" in output
+    stop_services(other.path)
+
+    code, output = lakehouse.run("lakehouse", "stop")
+    assert code == 0 and "SQL endpoint" in output
+    assert lakehouse.run("lakehouse", "status")[0] != 0
+    assert lakehouse.run("lakehouse", "stop")[0] == 0  # nothing running: still fine
+    print(f"SQL endpoint started in {start_seconds:.1f}s")

@@ -1,0 +1,61 @@
+"""The lakehouse services' bookkeeping, without starting Java: the build lock, state files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from dbt.adapters.spark_embedded import services
+
+ROOT = Path(__file__).resolve().parents[2]
+HOLD = (
+    "import sys, time\n"
+    "from dbt.adapters.spark_embedded.services import acquire_build_lock\n"
+    "acquire_build_lock(sys.argv[1], 'build')\n"
+    "print('held', flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_second_build_is_refused_at_once_naming_the_running_one(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(services.ServiceError) as refused:
+            services._acquire_build_lock(tmp_path, "build")
+        assert time.monotonic() - started < 1
+        message = str(refused.value)
+        assert f"`dbt build` (pid {holder.pid}, started " in message and "one build at a time" in message
+        assert "\n" not in message
+    finally:
+        holder.kill()
+        holder.wait()
+    # The lock goes with the process that held it, however it ended (here: SIGKILL).
+    services._acquire_build_lock(tmp_path, "run")
+    state = json.loads((tmp_path / "services" / "build.json").read_text())
+    assert state["pid"] == os.getpid() and state["command"] == "run"
+
+
+def test_a_service_is_running_only_if_its_process_lives_and_its_port_answers(tmp_path: Path) -> None:
+    state = tmp_path / "metastore.json"
+    assert services.read_state(state) is None  # never started
+    state.write_text(json.dumps({"pid": 2**22 + 12345, "port": 9}))
+    assert services.read_state(state) is None  # no such process
+    state.write_text(json.dumps({"pid": os.getpid(), "port": 1}))
+    assert services.read_state(state) is None  # alive, but nothing listens there
+    assert services.stop(tmp_path / "nothing.json") is False
+
+
+def test_services_find_what_they_run_with() -> None:
+    assert services.METASTORE_SOURCE.is_file()  # installed with the adapter plugin
+    assert (services.spark_jars_dir() / "..").resolve().name == "pyspark"
+    assert any(p.name.startswith("hive-metastore-2.3.") for p in services.spark_jars_dir().iterdir())
+    assert Path(services.java_executable()).name == "java"
