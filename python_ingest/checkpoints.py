@@ -1,4 +1,4 @@
-"""Per-file landing checkpoints, kept under the lakehouse directory.
+"""Per-file and per-topic-partition landing checkpoints, kept under the lakehouse directory.
 
 For each bronze table, a JSON file records, per landed file, where landing
 stopped (byte offset and line number, or Avro records), how many messages it
@@ -7,7 +7,8 @@ when that position is its end: a JSON-lines or kcat file when the byte offset
 is its size, a capture file when a landing read it to its last record at its
 present size. Landing a complete file again reads nothing; any other file,
 whether landing stopped short of its end (a killed run) or it has grown since,
-is read on from where landing stopped.
+is read on from where landing stopped. For each Kafka topic partition landed
+(`land --kafka`) it records the next offset to land, and the topic's id.
 
 The checkpoint must not claim more, or less, than bronze holds, even if a
 run dies between the Iceberg commit and the checkpoint write. So each chunk
@@ -57,6 +58,26 @@ class FileState:
 class Pending:
     chunk_id: str
     files: dict[str, FileState] = field(default_factory=dict)
+    offsets: dict[str, int] = field(default_factory=dict)  # "<topic>#<partition>" -> next offset
+    topic_ids: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "chunk_id": self.chunk_id,
+            "files": {k: v.to_json() for k, v in self.files.items()},
+            "offsets": dict(self.offsets),
+            "topic_ids": dict(self.topic_ids),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Pending:
+        files = {k: FileState.from_json(v) for k, v in data["files"].items()}
+        return cls(data["chunk_id"], files, dict(data.get("offsets", {})), dict(data.get("topic_ids", {})))
+
+
+def partition_key(topic: str, partition: int) -> str:
+    """How a Kafka topic partition is named in the checkpoints."""
+    return f"{topic}#{partition}"
 
 
 def file_head(path: Path, length: int = HEAD_BYTES) -> tuple[int, str]:
@@ -75,20 +96,20 @@ class CheckpointStore:
         self.path = directory / f"{table_name}.json"
         self.lock_path = directory / f"{table_name}.lock"
         self.files: dict[str, FileState] = {}
+        self.offsets: dict[str, int] = {}
+        self.topic_ids: dict[str, str] = {}
         self.pending: Pending | None = None
         self.load()
 
     def load(self) -> None:
-        self.files, self.pending = {}, None
+        self.files, self.offsets, self.topic_ids, self.pending = {}, {}, {}, None
         if self.path.is_file():
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self.files = {k: FileState.from_json(v) for k, v in data.get("files", {}).items()}
+            self.offsets = dict(data.get("offsets", {}))
+            self.topic_ids = dict(data.get("topic_ids", {}))
             if data.get("pending"):
-                pending = data["pending"]
-                self.pending = Pending(
-                    pending["chunk_id"],
-                    {k: FileState.from_json(v) for k, v in pending["files"].items()},
-                )
+                self.pending = Pending.from_json(data["pending"])
 
     @contextlib.contextmanager
     def locked(self, waiting: Callable[[], None] | None = None) -> Iterator[None]:
@@ -112,26 +133,31 @@ class CheckpointStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {
             "files": {k: v.to_json() for k, v in sorted(self.files.items())},
-            "pending": None
-            if self.pending is None
-            else {
-                "chunk_id": self.pending.chunk_id,
-                "files": {k: v.to_json() for k, v in self.pending.files.items()},
-            },
+            "offsets": dict(sorted(self.offsets.items())),
+            "topic_ids": dict(sorted(self.topic_ids.items())),
+            "pending": None if self.pending is None else self.pending.to_json(),
         }
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         os.replace(tmp, self.path)
 
-    def begin(self, chunk_id: str, files: dict[str, FileState]) -> None:
+    def begin(
+        self,
+        chunk_id: str,
+        files: dict[str, FileState],
+        offsets: dict[str, int] | None = None,
+        topic_ids: dict[str, str] | None = None,
+    ) -> None:
         """Phase one: record what the chunk about to be committed will change."""
-        self.pending = Pending(chunk_id, files)
+        self.pending = Pending(chunk_id, files, dict(offsets or {}), dict(topic_ids or {}))
         self._save()
 
     def commit(self) -> None:
         """Phase two: the chunk is in the table; make its state the checkpoint."""
         if self.pending is not None:
             self.files.update(self.pending.files)
+            self.offsets.update(self.pending.offsets)
+            self.topic_ids.update(self.pending.topic_ids)
             self.pending = None
             self._save()
 

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     land.add_argument(
-        "--container", required=True, choices=CONTAINERS, help="how messages are stored in the files"
+        "--container", choices=CONTAINERS, help="how messages are stored in the files (not with --kafka)"
     )
     land.add_argument(
         "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
@@ -65,7 +65,38 @@ def build_parser() -> argparse.ArgumentParser:
             f"quarantined by dbt (default {DEFAULT_MAX_MESSAGE_BYTES}: bounds landing's memory)"
         ),
     )
-    land.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    land.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories")
+    kafka = land.add_argument_group(
+        "straight from Kafka (instead of --container and PATH; README, 'Landing from Kafka')"
+    )
+    kafka.add_argument("--kafka", metavar="HOST:PORT", help="the broker(s) to read from (bootstrap servers)")
+    kafka.add_argument(
+        "--topic", action="append", default=[], metavar="TOPIC", help="a topic to land (repeat for more)"
+    )
+    kafka.add_argument(
+        "--kafka-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Kafka client setting, e.g. security.protocol=SASL_SSL (repeat for more)",
+    )
+    kafka.add_argument(
+        "--kafka-config",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="Kafka client settings as name=value lines (keeps secrets off the command line)",
+    )
+    kafka.add_argument(
+        "--watch", action="store_true", help="keep landing what arrives until stopped (SIGTERM or Ctrl-C)"
+    )
+    kafka.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=5.0,
+        help="with --watch: how long to wait when the topics hold nothing new (default 5)",
+    )
 
     generate = commands.add_parser(
         "generate",
@@ -163,7 +194,30 @@ def _non_negative_int(text: str) -> int:
     return _whole_number(text, 0)
 
 
+def _land_usage(args: argparse.Namespace) -> str | None:
+    """Why the land options do not fit together, or None."""
+    if args.kafka:
+        if args.container or args.paths:
+            return "--kafka lands topics: give --topic, not --container or paths"
+        if not args.topic:
+            return "--kafka needs at least one --topic"
+        if args.format == AUTO:
+            return "--kafka needs the topics' producer format (--format auto reads files only)"
+        return None
+    if args.topic or args.watch or args.kafka_option or args.kafka_config:
+        return "--topic, --watch, --kafka-option and --kafka-config go with --kafka HOST:PORT"
+    if not args.container or not args.paths:
+        return "give --container and at least one PATH (or --kafka HOST:PORT --topic TOPIC)"
+    return None
+
+
 def land_command(args: argparse.Namespace) -> int:
+    problem = _land_usage(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.kafka:
+        return land_kafka_command(args)
     # Imported here so that `--help` and argument errors answer without Spark.
     from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
     from dbt.adapters.spark_embedded.python_submissions import active_session
@@ -210,6 +264,63 @@ def land_command(args: argparse.Namespace) -> int:
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def land_kafka_command(args: argparse.Namespace) -> int:
+    from dbt.adapters.spark_embedded import services
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, beyond_spark, jar_paths
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest.checkpoints import CheckpointStore
+    from python_ingest.kafka import KafkaLander, KafkaSource, StopFlag, read_settings
+    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+
+    try:
+        KillSwitch(os.environ.get(KILL_ENV))
+        source = KafkaSource(
+            args.kafka, tuple(dict.fromkeys(args.topic)), read_settings(args.kafka_option, args.kafka_config)
+        )
+        params = target_spark_parameters(args.target)
+        home = lakehouse_dir(args.target)
+        kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir())
+    except (LandingError, ProfileError, LakehouseConfigError, JarsNotResolvedError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if home is None:
+        print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
+        return EXIT_USAGE
+    params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
+    table = bronze_table(args.format)
+    topics = ", ".join(source.topics)
+    print(f"landing topic(s) {topics} from {source.bootstrap} into {table.qualified_name}", flush=True)
+    stop = StopFlag() if args.watch else None
+    spark = active_session(params)
+    checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
+    while True:
+        started = time.monotonic()
+        lander = Lander(
+            spark, table, checkpoints, chunk_size=args.chunk_size, max_message_bytes=args.max_message_bytes
+        )
+        try:
+            landed = KafkaLander(lander, source, sys.stdout).land_once()
+        except LandingError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        if stop is None or landed:
+            print(
+                f"{table.qualified_name}: landed {landed} record(s) from {topics} "
+                f"(batch {lander.report.batch_id}) in {time.monotonic() - started:.1f}s",
+                flush=True,
+            )
+        if stop is None:
+            return EXIT_OK
+        if not landed:
+            stop.sleep(args.poll_seconds)
+        if stop.stopped:
+            print(f"stopped watching {topics}", flush=True)
+            return EXIT_OK
 
 
 def generate_command(args: argparse.Namespace) -> int:

@@ -197,21 +197,49 @@ class Lander:
     def _flush(self) -> None:
         if not self._rows and not self._states:
             return
+        frame = (
+            self.spark.createDataFrame(self._rows, schema=self.table.ddl_columns, verifySchema=False)
+            if self._rows
+            else None
+        )
+        self.append_chunk(frame, len(self._rows), files=dict(self._states))
+        self._rows = []
+        self._states = {}
+
+    def append_chunk(
+        self,
+        frame: Any,
+        count: int | None,
+        files: dict[str, FileState] | None = None,
+        offsets: dict[str, int] | None = None,
+        topic_ids: dict[str, str] | None = None,
+    ) -> int:
+        """Append one chunk (`frame` in the table's columns, or None for positions only) and
+        move the checkpoint with it, in two phases (see :mod:`python_ingest.checkpoints`).
+        Returns the rows appended: `count`, or when None, what the chunk's snapshot says."""
         self._chunks += 1
         chunk_id = f"{self.report.batch_id}:{self._chunks}"
-        self.checkpoints.begin(chunk_id, dict(self._states))
+        self.checkpoints.begin(chunk_id, files or {}, offsets, topic_ids)
         self.kill_switch.reached("before-append")
-        if self._rows:
-            frame = self.spark.createDataFrame(self._rows, schema=self.table.ddl_columns, verifySchema=False)
+        if frame is not None:
             frame.writeTo(self.table.qualified_name).option(
                 f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
             ).append()
+            if count is None:
+                count = self._snapshot_records(chunk_id)
         self.kill_switch.reached("after-append")
         self.checkpoints.commit()
         self.kill_switch.reached("after-commit")
-        self.report.landed += len(self._rows)
-        self._rows = []
-        self._states = {}
+        self.report.landed += count or 0
+        return count or 0
+
+    def _snapshot_records(self, chunk_id: str) -> int:
+        """Rows the snapshot of a chunk added (0 when an empty append made no snapshot)."""
+        found = self.spark.sql(
+            "select sum(cast(summary['added-records'] as bigint)) "
+            f"from {self.table.qualified_name}.snapshots where summary['{CHUNK_PROPERTY}'] = '{chunk_id}'"
+        ).first()[0]
+        return int(found or 0)
 
     # -- files -----------------------------------------------------------
     def land_file(self, path: Path, container: str) -> None:

@@ -27,6 +27,10 @@ from pathlib import Path
 # Apache Iceberg's Spark runtime for Spark 4.0 / Scala 2.13 (one shaded jar).
 COORDINATES = {
     "iceberg": "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.2",
+    # Spark's Kafka source, for `land --kafka` (with kafka-clients). The 4.0.x patch releases
+    # after 4.0.0 lack their spark-token-provider-kafka dependency on the Maven mirror these
+    # machines reach; Spark keeps the data source API stable within 4.0, so 4.0.0 serves 4.0.5.
+    "kafka": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0",
 }
 CACHE_ENV = "CDC_JARS_CACHE"
 REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
@@ -82,6 +86,13 @@ def jar_paths(name: str) -> list[str]:
             f"fetches it from Maven Central (or set {CACHE_ENV} to a cache made on another machine)."
         )
     return paths
+
+
+def beyond_spark(paths: list[str], spark_jars: Path) -> list[str]:
+    """The jars of `paths` that Spark's own jar folder does not hold already (Ivy names a
+    resolved jar `<group>_<artifact>-<version>.jar`; pyspark's are `<artifact>-<version>.jar`)."""
+    present = {p.name for p in spark_jars.iterdir()} if spark_jars.is_dir() else set()
+    return [p for p in paths if Path(p).name.partition("_")[2] not in present]
 
 
 def _failure(coordinate: str, output: str) -> str:
