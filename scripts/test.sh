@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The servers of the real-producer test (tests/e2e/test_real_servers.py): Kafka, Kafka Connect
+# with Debezium (jars by pinned coordinate, docs/real_producers.md).
+.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services ||
+  { echo "test: the servers' jars could not be resolved (see above)." >&2; exit 1; }
 
 echo "== ruff"
 .venv/bin/ruff check .
