@@ -114,6 +114,13 @@ def service_classpath(name: str) -> str:
             f"does), which fetches them from Maven Central (or set {CACHE_ENV} to a cache made on another "
             "machine)."
         )
+    if any("_2.13-" in os.path.basename(p) for p in paths):
+        # Spark's resolver leaves scala-library out of every resolution (a Spark application has
+        # Spark's own), so a Scala 2.13 server gets pyspark's: 2.13.16, as Kafka 4.1.1 is built.
+        import pyspark
+
+        jars = Path(pyspark.__file__).resolve().parent / "jars"
+        paths = [*paths, *map(str, sorted(jars.glob("scala-library-2.13.*.jar")))]
     return os.pathsep.join(os.path.normpath(p) for p in paths)
 
 
