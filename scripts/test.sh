@@ -17,4 +17,7 @@ echo "== sqlfluff"
 .venv/bin/sqlfluff lint models tests/dbt --processes 2
 
 echo "== pytest"
+# PostgreSQL and MariaDB for the real-producer test (Debian packages; the test skips without them).
+bash scripts/install_test_servers.sh ||
+  echo "test: without PostgreSQL and MariaDB, tests/e2e/test_real_servers.py skips." >&2
 .venv/bin/pytest "$@"
