@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The servers of the real-producer test (tests/e2e/test_real_servers.py): Kafka, Kafka Connect
+# with Debezium (jars by pinned coordinate, docs/real_producers.md).
+.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services ||
+  { echo "test: the servers' jars could not be resolved (see above)." >&2; exit 1; }
 
 echo "== ruff"
 .venv/bin/ruff check .
@@ -13,4 +17,7 @@ echo "== sqlfluff"
 .venv/bin/sqlfluff lint models tests/dbt --processes 2
 
 echo "== pytest"
+# PostgreSQL and MariaDB for the real-producer test (Debian packages; the test skips without them).
+bash scripts/install_test_servers.sh ||
+  echo "test: without PostgreSQL and MariaDB, tests/e2e/test_real_servers.py skips." >&2
 .venv/bin/pytest "$@"

@@ -36,6 +36,25 @@ CACHE_ENV = "CDC_JARS_CACHE"
 REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
 MANIFEST = "resolved.json"
 
+# Not the platform's: the servers of the real-producer end-to-end test (tests/helpers/real_servers.py,
+# docs/real_producers.md), resolved only by ``resolve_jars --services``. One group is one class
+# path, so each is one comma-separated `spark.jars.packages` list, resolved together (one version of
+# every shared dependency). Debezium 3.5.0.Final is the newest release that has both the PostgreSQL
+# and the MariaDB connector; it is built against Kafka 4.1.1 for Java 17, so broker, clients and
+# Connect are Kafka 4.1.1. log4j-slf4j2-impl (the log4j 2 version Kafka 4.1.1 uses) makes the
+# servers log through log4j 2 instead of dropping their log.
+SERVICE_COORDINATES = {
+    "kafka-broker": "org.apache.kafka:kafka_2.13:4.1.1,org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3",
+    "kafka-connect-debezium": ",".join(
+        (
+            "org.apache.kafka:connect-runtime:4.1.1",
+            "io.debezium:debezium-connector-postgres:3.5.0.Final",
+            "io.debezium:debezium-connector-mariadb:3.5.0.Final",
+            "org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3",
+        )
+    ),
+}
+
 # Runs in a process of its own: launching Spark's JVM with `spark.jars.packages` makes
 # spark-submit resolve them (and only then); it leaves the resolved jars in `spark.jars`.
 RESOLVE = """
@@ -95,6 +114,27 @@ def beyond_spark(paths: list[str], spark_jars: Path) -> list[str]:
     return [p for p in paths if Path(p).name.partition("_")[2] not in present]
 
 
+def service_classpath(name: str) -> str:
+    """The class path (``os.pathsep``-joined jar files) of `SERVICE_COORDINATES[name]`, from the cache."""
+    coordinate = SERVICE_COORDINATES[name]
+    paths = _cached(coordinate)
+    if paths is None:
+        raise JarsNotResolvedError(
+            f"The jars {coordinate} are not in the jar cache {cache_dir()}: run "
+            "`.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services` (scripts/test.sh "
+            f"does), which fetches them from Maven Central (or set {CACHE_ENV} to a cache made on another "
+            "machine)."
+        )
+    if any("_2.13-" in os.path.basename(p) for p in paths):
+        # Spark's resolver leaves scala-library out of every resolution (a Spark application has
+        # Spark's own), so a Scala 2.13 server gets pyspark's: 2.13.16, as Kafka 4.1.1 is built.
+        import pyspark
+
+        jars = Path(pyspark.__file__).resolve().parent / "jars"
+        paths = [*paths, *map(str, sorted(jars.glob("scala-library-2.13.*.jar")))]
+    return os.pathsep.join(os.path.normpath(p) for p in paths)
+
+
 def _failure(coordinate: str, output: str) -> str:
     """The one line that says why `coordinate` did not resolve."""
     patterns = (r"unresolved dependency: [^\n]*", r"Server access error[^\n]*", r"(?i)[^\n]*refused[^\n]*")
@@ -127,11 +167,13 @@ def resolve(coordinate: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Resolve every coordinate not cached yet; one line each; exit 1 at the first failure."""
+    """Resolve every coordinate not cached yet (with ``--services`` also `SERVICE_COORDINATES`);
+    one line each; exit 1 at the first failure."""
     args = sys.argv[1:] if argv is None else argv
     refresh = "--refresh" in args
     manifest = _manifest()
-    for coordinate in COORDINATES.values():
+    services = list(SERVICE_COORDINATES.values()) if "--services" in args else []
+    for coordinate in [*COORDINATES.values(), *services]:
         if not refresh and _cached(coordinate):
             continue
         try:

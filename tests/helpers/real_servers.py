@@ -1,0 +1,501 @@
+"""Real servers for the real-producer end-to-end test: a Kafka broker, PostgreSQL, MariaDB and
+Kafka Connect with the Debezium connectors, each on 127.0.0.1 under a directory of its own.
+
+Each class starts its server in the background (a process group of its own), waits until it
+answers, and stops it: ``with KafkaBroker(tmp_path) as broker: ...`` stops it however the
+block ends, and so does :func:`stop_all` for a directory (from another process too: every
+server records its pid and ports in ``<directory>/<name>/server.json``). Every port is a free
+one, chosen at start. The servers:
+
+- :class:`KafkaBroker`: Apache Kafka in KRaft mode (one combined broker and controller), from
+  the jars of ``SERVICE_COORDINATES["kafka-broker"]`` (``jars.py`` of the adapter plugin);
+  topic admin, produce and consume through ``tests/helpers/KafkaTool.java``.
+- :class:`Postgres`: Debian's PostgreSQL 15 (``wal_level=logical``), run as the OS user
+  ``postgres`` when we are root (PostgreSQL refuses root).
+- :class:`MariaDB`: Debian's MariaDB with a row-based binlog.
+- :class:`DebeziumConnect`: Kafka Connect standalone with the Debezium PostgreSQL (pgoutput)
+  and MariaDB connectors, JsonConverter with schemas, from
+  ``SERVICE_COORDINATES["kafka-connect-debezium"]``.
+
+The jars come from the jar cache (``python -m dbt.adapters.spark_embedded.resolve_jars
+--services``, which ``scripts/test.sh`` runs); the database servers from Debian packages
+(``scripts/install_test_servers.sh``). See docs/real_producers.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Self
+
+LOOPBACK = "127.0.0.1"
+HELPERS = Path(__file__).resolve().parent
+KAFKA_TOOL_SOURCE = HELPERS / "KafkaTool.java"
+STATE_FILE = "server.json"
+LOG_FILE = "server.log"
+
+# Logging of the Java servers (log4j 2): to standard output, which goes to the server's log file.
+LOG4J2_PROPERTIES = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.target = {target}
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %X{{connector.context}}%m (%c)%n
+rootLogger.level = {level}
+rootLogger.appenderRef.out.ref = out
+"""
+
+
+class RealServerError(RuntimeError):
+    """A server that did not start, stopped early, or failed a request; the message says why."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((LOOPBACK, port))
+        except OSError:
+            return False
+        return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped by its parent) is not alive.
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    return True
+
+
+def java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not found:
+        raise RealServerError("Java 17 is needed for Kafka and Kafka Connect; no `java` was found.")
+    return found
+
+
+def service_classpath(group: str) -> str:
+    from dbt.adapters.spark_embedded.jars import service_classpath as classpath
+
+    return classpath(group)
+
+
+def stop_process_group(pid: int, first_signal: int = signal.SIGTERM, grace_seconds: float = 30) -> None:
+    """Stop the process group led by `pid` (a server started by this module): `first_signal`,
+    then SIGKILL to the whole group after `grace_seconds`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, first_signal)
+    deadline = time.monotonic() + grace_seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                break
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+class Server:
+    """One server process under ``<directory>/<name>``; subclasses say how it starts and answers."""
+
+    name = "server"
+    stop_signal = signal.SIGTERM
+    start_timeout = 180.0
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory).resolve()
+        self.home = self.directory / self.name
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_in: float | None = None  # seconds from start() until it answered
+
+    # -- to be provided by each server
+    def _prepare(self) -> None:
+        """Create what the server needs under `home` (once; kept across restarts)."""
+
+    def _command(self) -> list[str]:
+        raise NotImplementedError
+
+    def _popen_options(self) -> dict[str, Any]:
+        return {}
+
+    def _ready(self) -> bool:
+        raise NotImplementedError
+
+    def _after_start(self) -> None:
+        """Work to do once the server answers (users, connectors, ...)."""
+
+    def _state(self) -> dict[str, Any]:
+        return {}
+
+    # -- shared
+    @property
+    def log_file(self) -> Path:
+        return self.home / LOG_FILE
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def start(self) -> Self:
+        began = time.monotonic()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._prepare()
+        with self.log_file.open("ab") as log:
+            self.process = subprocess.Popen(
+                self._command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.home,
+                start_new_session=True,  # a process group of its own: stop() ends all of it
+                **self._popen_options(),
+            )
+        self._write_state()
+        try:
+            self._await_ready()
+            self._after_start()
+        except BaseException:
+            self.stop()
+            raise
+        self.started_in = time.monotonic() - began
+        self._write_state()
+        return self
+
+    def _write_state(self) -> None:
+        assert self.process is not None
+        state = {"name": self.name, "pid": self.process.pid, "started_at": time.time(), **self._state()}
+        (self.home / STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
+
+    def _await_ready(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RealServerError(
+                    f"{self.name} stopped while starting (exit {self.process.returncode}); "
+                    f"the end of {self.log_file}:\n{self.log_tail()}"
+                )
+            if self._ready():
+                return
+            time.sleep(0.25)
+        raise RealServerError(
+            f"{self.name} did not answer within {self.start_timeout:.0f} s; "
+            f"the end of {self.log_file}:\n{self.log_tail()}"
+        )
+
+    def stop(self) -> None:
+        """Stop the server (and every process it started); nothing happens if it is not running."""
+        if self.process is not None:
+            stop_process_group(self.process.pid, self.stop_signal)
+            self.process = None
+        with contextlib.suppress(OSError):
+            (self.home / STATE_FILE).unlink()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def stop_all(directory: str | Path) -> list[str]:
+    """Stop every server recorded under `directory` (Connect first, the broker last); the names
+    of those stopped."""
+    order = {"connect": 0, "postgres": 1, "mariadb": 1, "kafka": 2}
+    states = []
+    for path in Path(directory).glob(f"*/{STATE_FILE}"):
+        with contextlib.suppress(OSError, ValueError):
+            states.append((path, json.loads(path.read_text(encoding="utf-8"))))
+    stopped = []
+    for path, state in sorted(states, key=lambda item: order.get(item[1].get("name"), 1)):
+        pid = int(state.get("pid", 0))
+        if pid > 0 and _alive(pid):
+            first = signal.SIGINT if state.get("name") == "postgres" else signal.SIGTERM
+            stop_process_group(pid, first)
+            stopped.append(state.get("name", path.parent.name))
+        path.unlink(missing_ok=True)
+    return stopped
+
+
+# ---------------------------------------------------------------------------------------------
+# Kafka
+
+
+class Record(NamedTuple):
+    """A record to produce: key and value as text (None for null), headers, partition (None:
+    the producer's partitioner picks one)."""
+
+    key: str | None
+    value: str | None
+    headers: list[tuple[str, str]] | None = None
+    partition: int | None = None
+
+
+def _b64(text: str | None) -> str:
+    return "-" if text is None else base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def _kafka_request(port: int, api_key: int, version: int, body: bytes, timeout: float = 5.0) -> bytes:
+    """One request of the Kafka protocol (request header v1) to 127.0.0.1:port; the response
+    after its correlation id."""
+    client = b"real-servers"
+    header = struct.pack(">hhih", api_key, version, 1, len(client)) + client
+    message = header + body
+    with socket.create_connection((LOOPBACK, port), timeout=timeout) as connection:
+        connection.sendall(struct.pack(">i", len(message)) + message)
+        size = struct.unpack(">i", _receive(connection, 4))[0]
+        return _receive(connection, size)[4:]
+
+
+def _receive(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the connection closed")
+        data += chunk
+    return data
+
+
+class KafkaBroker(Server):
+    """Apache Kafka 4 in KRaft mode, one node as broker and controller, under
+    ``<directory>/kafka``: listener ``PLAINTEXT://127.0.0.1:<port>`` (:attr:`bootstrap`),
+    controller on ``127.0.0.1:<controller_port>``; topics are created on first use, with one
+    partition; internal topics have one replica.
+
+    It answers once its metadata lists it as an available broker (a raw Metadata request),
+    so topics can be created at once. A second start on the same directory keeps the data
+    (and the ports, when they are still free)."""
+
+    name = "kafka"
+
+    def __init__(self, directory: str | Path, port: int | None = None) -> None:
+        super().__init__(directory)
+        previous = self._previous_ports()
+        self.port = port or previous.get("port") or free_port()
+        self.controller_port = previous.get("controller_port") or free_port()
+        self.classpath = ""
+
+    def _previous_ports(self) -> dict[str, int]:
+        with contextlib.suppress(OSError, ValueError):
+            ports = json.loads((self.home / "ports.json").read_text(encoding="utf-8"))
+            if all(_port_is_free(int(p)) for p in ports.values()):
+                return {k: int(v) for k, v in ports.items()}
+        return {}
+
+    @property
+    def bootstrap(self) -> str:
+        """``127.0.0.1:<port>``, for ``bootstrap.servers``."""
+        return f"{LOOPBACK}:{self.port}"
+
+    def _prepare(self) -> None:
+        self.classpath = service_classpath("kafka-broker")
+        data = self.home / "data"
+        properties = self.home / "server.properties"
+        properties.write_text(
+            "\n".join(
+                [
+                    "process.roles=broker,controller",
+                    "node.id=1",
+                    f"controller.quorum.voters=1@{LOOPBACK}:{self.controller_port}",
+                    f"listeners=PLAINTEXT://{LOOPBACK}:{self.port},CONTROLLER://{LOOPBACK}:{self.controller_port}",
+                    f"advertised.listeners=PLAINTEXT://{LOOPBACK}:{self.port}",
+                    "controller.listener.names=CONTROLLER",
+                    "inter.broker.listener.name=PLAINTEXT",
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                    f"log.dirs={data}",
+                    "num.partitions=1",
+                    "default.replication.factor=1",
+                    "auto.create.topics.enable=true",
+                    "offsets.topic.replication.factor=1",
+                    "offsets.topic.num.partitions=1",
+                    "transaction.state.log.replication.factor=1",
+                    "transaction.state.log.min.isr=1",
+                    "transaction.state.log.num.partitions=1",
+                    "share.coordinator.state.topic.replication.factor=1",
+                    "share.coordinator.state.topic.min.isr=1",
+                    "group.initial.rebalance.delay.ms=0",
+                    "log.retention.hours=-1",
+                    "",
+                ]
+            ),
+            encoding="utf-8",
+        )
+        (self.home / "ports.json").write_text(
+            json.dumps({"port": self.port, "controller_port": self.controller_port}), encoding="utf-8"
+        )
+        (self.home / "log4j2.properties").write_text(
+            LOG4J2_PROPERTIES.format(target="SYSTEM_OUT", level="INFO"), encoding="utf-8"
+        )
+        (self.home / "tool-log4j2.properties").write_text(
+            LOG4J2_PROPERTIES.format(target="SYSTEM_ERR", level="WARN"), encoding="utf-8"
+        )
+        if not (data / "meta.properties").is_file():
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+            self._java(
+                "kafka.tools.StorageTool", "format", "--cluster-id", cluster_id, "--config", str(properties)
+            )
+
+    def _jvm(self, heap: str, log4j: str) -> list[str]:
+        return [java(), f"-Xmx{heap}", f"-Dlog4j2.configurationFile={self.home / log4j}", "-cp"]
+
+    def _java(self, main: str, *args: str) -> None:
+        command = [*self._jvm("256m", "tool-log4j2.properties"), self.classpath, main, *args]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        if result.returncode != 0:
+            raise RealServerError(f"{main} {' '.join(args)} failed: {result.stderr.strip() or result.stdout}")
+
+    def _command(self) -> list[str]:
+        return [
+            *self._jvm("512m", "log4j2.properties"),
+            self.classpath,
+            "-Djava.awt.headless=true",
+            "kafka.Kafka",
+            str(self.home / "server.properties"),
+        ]
+
+    def _ready(self) -> bool:
+        # Metadata v4 (the oldest Kafka 4 answers), no topics: the brokers it lists are the
+        # registered, unfenced ones.
+        try:
+            response = _kafka_request(self.port, 3, 4, struct.pack(">ib", 0, 0))
+        except (OSError, struct.error):
+            return False
+        return struct.unpack(">i", response[4:8])[0] > 0
+
+    def _state(self) -> dict[str, Any]:
+        return {"port": self.port, "controller_port": self.controller_port, "bootstrap": self.bootstrap}
+
+    # -- clients (KafkaTool.java, compiled once into <home>/tool)
+    def tool(self, *args: str, stdin: str | None = None, timeout: float = 120) -> str:
+        """Run ``KafkaTool BOOTSTRAP ARGS...`` (tests/helpers/KafkaTool.java); its output."""
+        classes = self.home / "tool"
+        if not (classes / "KafkaTool.class").is_file() or (
+            (classes / "KafkaTool.class").stat().st_mtime < KAFKA_TOOL_SOURCE.stat().st_mtime
+        ):
+            building = self.home / f"tool.{os.getpid()}"
+            result = subprocess.run(
+                ["javac", "-nowarn", "-cp", self.classpath, "-d", str(building), str(KAFKA_TOOL_SOURCE)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if result.returncode != 0:
+                raise RealServerError(f"javac {KAFKA_TOOL_SOURCE} failed:\n{result.stderr}")
+            shutil.rmtree(classes, ignore_errors=True)
+            building.rename(classes)
+        command = [
+            *self._jvm("256m", "tool-log4j2.properties"),
+            f"{classes}{os.pathsep}{self.classpath}",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "KafkaTool",
+            self.bootstrap,
+            *args,
+        ]
+        result = subprocess.run(
+            command, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+        )
+        if result.returncode != 0:
+            raise RealServerError(
+                f"KafkaTool {' '.join(args)} failed (exit {result.returncode}): {result.stderr.strip()}",
+            )
+        return result.stdout
+
+    def create_topic(self, name: str, partitions: int = 1, exist_ok: bool = False) -> None:
+        """Create a topic (one replica); returns once every partition has its leader."""
+        self.tool("create-topic", name, str(partitions), *(["exist-ok"] if exist_ok else []))
+
+    def delete_topic(self, name: str) -> None:
+        """Delete a topic; returns once the broker no longer lists it."""
+        self.tool("delete-topic", name)
+
+    def topics(self) -> list[str]:
+        """The names of the topics (internal ones such as ``__consumer_offsets`` included)."""
+        return self.tool("topics").split()
+
+    def end_offsets(self, topic: str) -> dict[int, int]:
+        """Partition → end offset (the offset the next record gets); empty if the topic does
+        not exist."""
+        lines = self.tool("end-offsets", topic).splitlines()
+        return {int(p): int(o) for p, o in (line.split() for line in lines)}
+
+    def produce(self, topic: str, records: Iterable[Record | Sequence[Any]]) -> None:
+        """Produce records in order (acks=all, idempotent, one at a time): each a
+        :class:`Record` or a tuple ``(key, value, headers, partition)`` (shorter tuples leave
+        the rest None)."""
+        lines = []
+        for item in records:
+            record = item if isinstance(item, Record) else Record(*item)
+            headers = ",".join(f"{_b64(k)}:{_b64(v)}" for k, v in record.headers or []) or "-"
+            partition = "-" if record.partition is None else str(record.partition)
+            lines.append(f"{partition}\t{_b64(record.key)}\t{_b64(record.value)}\t{headers}")
+        self.tool("produce", topic, stdin="\n".join(lines) + "\n")
+
+    def consume_lines(
+        self, topics: str | Sequence[str], min_records: int | None = None, timeout: float = 60
+    ) -> list[str]:
+        """The records of `topics` from the beginning, as the JSON lines of ``kcat -C -J``
+        (the `kcat` container of python_ingest land): every record there is now, or with
+        `min_records` at least that many (waiting up to `timeout` seconds for them; raises
+        RealServerError if they do not come)."""
+        names = [topics] if isinstance(topics, str) else list(topics)
+        wanted = -1 if min_records is None else min_records
+        try:
+            out = self.tool("consume", str(wanted), str(int(timeout * 1000)), *names, timeout=timeout + 60)
+        except RealServerError as exc:
+            raise RealServerError(f"fewer than {min_records} records on {', '.join(names)}: {exc}") from exc
+        return [line for line in out.splitlines() if line.strip()]
+
+    def consume(
+        self, topics: str | Sequence[str], min_records: int | None = None, timeout: float = 60
+    ) -> list[dict[str, Any]]:
+        """As :meth:`consume_lines`, parsed: dicts with topic, partition, offset, tstype, ts,
+        broker, headers (alternating names and values; absent when none), key and payload."""
+        return [json.loads(line) for line in self.consume_lines(topics, min_records, timeout)]
+
+    def dump(
+        self,
+        path: str | Path,
+        topics: str | Sequence[str],
+        min_records: int | None = None,
+        timeout: float = 60,
+    ) -> int:
+        """Write :meth:`consume_lines` to `path` (a kcat dump); the number of records."""
+        lines = self.consume_lines(topics, min_records, timeout)
+        Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return len(lines)
