@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -72,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     kafka.add_argument("--kafka", metavar="HOST:PORT", help="the broker(s) to read from (bootstrap servers)")
     kafka.add_argument(
         "--topic", action="append", default=[], metavar="TOPIC", help="a topic to land (repeat for more)"
+    )
+    kafka.add_argument(
+        "--topic-pattern",
+        metavar="REGEX",
+        help="also every topic whose whole name matches, looked up on each pass (e.g. 'pg\\..*')",
     )
     kafka.add_argument(
         "--kafka-option",
@@ -199,13 +205,20 @@ def _land_usage(args: argparse.Namespace) -> str | None:
     if args.kafka:
         if args.container or args.paths:
             return "--kafka lands topics: give --topic, not --container or paths"
-        if not args.topic:
-            return "--kafka needs at least one --topic"
+        if not args.topic and not args.topic_pattern:
+            return "--kafka needs at least one --topic (or a --topic-pattern)"
+        if args.topic_pattern:
+            try:
+                re.compile(args.topic_pattern)
+            except re.error as exc:
+                return f"--topic-pattern {args.topic_pattern!r} is not a regular expression: {exc}"
         if args.format == AUTO:
             return "--kafka needs the topics' producer format (--format auto reads files only)"
         return None
-    if args.topic or args.watch or args.kafka_option or args.kafka_config:
-        return "--topic, --watch, --kafka-option and --kafka-config go with --kafka HOST:PORT"
+    if args.topic or args.topic_pattern or args.watch or args.kafka_option or args.kafka_config:
+        return (
+            "--topic, --topic-pattern, --watch, --kafka-option and --kafka-config go with --kafka HOST:PORT"
+        )
     if not args.container or not args.paths:
         return "give --container and at least one PATH (or --kafka HOST:PORT --topic TOPIC)"
     return None
@@ -279,9 +292,8 @@ def land_kafka_command(args: argparse.Namespace) -> int:
 
     try:
         KillSwitch(os.environ.get(KILL_ENV))
-        source = KafkaSource(
-            args.kafka, tuple(dict.fromkeys(args.topic)), read_settings(args.kafka_option, args.kafka_config)
-        )
+        settings = read_settings(args.kafka_option, args.kafka_config)
+        source = KafkaSource(args.kafka, tuple(dict.fromkeys(args.topic)), settings, args.topic_pattern)
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)
         kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir())
@@ -293,7 +305,7 @@ def land_kafka_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
     table = bronze_table(args.format)
-    topics = ", ".join(source.topics)
+    topics = source.describe()
     print(f"landing topic(s) {topics} from {source.bootstrap} into {table.qualified_name}", flush=True)
     stop = StopFlag() if args.watch else None
     spark = active_session(params)

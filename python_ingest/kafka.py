@@ -21,6 +21,7 @@ the old topic's. Landing refuses it with one line.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
 from collections.abc import Iterator, Mapping
@@ -43,9 +44,19 @@ class KafkaSource:
     bootstrap: str
     topics: tuple[str, ...]
     settings: Mapping[str, str] = field(default_factory=dict)
+    pattern: str | None = None  # also every topic whose whole name matches (Python `re`)
 
     def client_settings(self) -> dict[str, str]:
         return {**self.settings, "bootstrap.servers": self.bootstrap}
+
+    def describe(self) -> str:
+        named = list(self.topics) + ([f"topics matching {self.pattern}"] if self.pattern else [])
+        return ", ".join(named)
+
+    def chosen(self, existing: list[str]) -> list[str]:
+        """The topics to land, of the `existing` ones: those named, then those matching."""
+        matching = sorted(t for t in existing if self.pattern and re.fullmatch(self.pattern, t))
+        return list(dict.fromkeys([*self.topics, *matching]))
 
 
 def read_settings(pairs: list[str], files: list[Path]) -> dict[str, str]:
@@ -118,21 +129,31 @@ class _Jvm:
                 f"cannot create a Kafka client for {self.source.bootstrap}: {_cause(exc)}"
             ) from None
         try:
+            existing: list[str] = []
+            if self.source.pattern:
+                try:
+                    existing = [str(name) for name in self._get(admin.listTopics().names())]
+                except Py4JJavaError as exc:
+                    raise LandingError(
+                        f"cannot list the topics on {self.source.bootstrap}: {_cause(exc)}"
+                    ) from None
+            topics = self.source.chosen(existing)
+            if not topics:
+                return {}
             names = self.jvm.java.util.ArrayList()
-            for topic in self.source.topics:
+            for topic in topics:
                 names.add(topic)
             try:
                 described = self._get(admin.describeTopics(names).allTopicNames())
             except Py4JJavaError as exc:
                 raise LandingError(
-                    f"cannot describe topic(s) {', '.join(self.source.topics)} on {self.source.bootstrap}: "
-                    f"{_cause(exc)}"
+                    f"cannot describe topic(s) {', '.join(topics)} on {self.source.bootstrap}: {_cause(exc)}"
                 ) from None
             views: dict[str, TopicView] = {}
             specs = {"first": self.jvm.org.apache.kafka.clients.admin.OffsetSpec.earliest(), "next": None}
             specs["next"] = self.jvm.org.apache.kafka.clients.admin.OffsetSpec.latest()
             partitions: list[Any] = []
-            for topic in self.source.topics:
+            for topic in topics:
                 description = described.get(topic)
                 views[topic] = TopicView(str(description.topicId().toString()), {}, {})
                 for info in description.partitions():
@@ -147,7 +168,7 @@ class _Jvm:
                     answer = self._get(admin.listOffsets(request).all())
                 except Py4JJavaError as exc:
                     raise LandingError(
-                        f"cannot read the offsets of {', '.join(self.source.topics)} on "
+                        f"cannot read the offsets of {', '.join(topics)} on "
                         f"{self.source.bootstrap}: {_cause(exc)}"
                     ) from None
                 for topic_partition in partitions:

@@ -11,7 +11,15 @@ import pytest
 
 from python_ingest.cli import build_parser, main
 from python_ingest.containers import read_kcat
-from python_ingest.kafka import PartitionRange, TopicView, bronze_select, chunks, plan_ranges, read_settings
+from python_ingest.kafka import (
+    KafkaSource,
+    PartitionRange,
+    TopicView,
+    bronze_select,
+    chunks,
+    plan_ranges,
+    read_settings,
+)
 from python_ingest.landing import LandingError
 
 
@@ -33,6 +41,17 @@ def test_settings_come_from_files_then_options(tmp_path: Path) -> None:
         read_settings(["bootstrap.servers=elsewhere:9092"], [])
     with pytest.raises(LandingError, match="cannot read the Kafka settings file"):
         read_settings([], [tmp_path / "missing.properties"])
+
+
+def test_topics_named_and_matching() -> None:
+    source = KafkaSource("b:9092", ("b.x",), {}, r"pg\..*")
+    assert source.chosen(["pg.public.b", "__consumer_offsets", "pg.public.a", "pgx", "b.x"]) == [
+        "b.x",
+        "pg.public.a",
+        "pg.public.b",
+    ]
+    assert source.describe() == r"b.x, topics matching pg\..*"
+    assert KafkaSource("b:9092", ("t",)).chosen([]) == ["t"]  # named topics need not be listed
 
 
 def view(topic_id: str, **partitions: tuple[int, int]) -> TopicView:
@@ -78,6 +97,7 @@ def test_land_options_fit_together(capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
         ("--kafka", "h:1", "--container", "jsonl", "--topic", "t"): "not --container or paths",
         ("--kafka", "h:1"): "needs at least one --topic",
+        ("--kafka", "h:1", "--topic-pattern", "("): "is not a regular expression",
         ("--topic", "t", "--container", "jsonl", "x"): "go with --kafka",
         ("--container", "jsonl"): "give --container and at least one PATH",
     }
