@@ -225,6 +225,22 @@ class Server:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @classmethod
+    def attach(cls, directory: str | Path, *args: Any, **kwargs: Any) -> Self:
+        """A client of the server already running under `directory` (started by another process,
+        e.g. ``scripts/real_producers.sh start``): its helpers work, stop() does nothing."""
+        server = cls(directory, *args, **kwargs)
+        try:
+            state = json.loads((server.home / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RealServerError(f"no {cls.name} runs under {server.directory}") from exc
+        if not _alive(int(state.get("pid", 0))):
+            raise RealServerError(f"no {cls.name} runs under {server.directory}")
+        for key, value in state.items():
+            if key.endswith("port"):
+                setattr(server, key, int(value))
+        return server
+
     def __enter__(self) -> Self:
         return self.start()
 
@@ -308,7 +324,13 @@ class KafkaBroker(Server):
         previous = self._previous_ports()
         self.port = port or previous.get("port") or free_port()
         self.controller_port = previous.get("controller_port") or free_port()
-        self.classpath = ""
+        self._classpath = ""
+
+    @property
+    def classpath(self) -> str:
+        if not self._classpath:
+            self._classpath = service_classpath("kafka-broker")
+        return self._classpath
 
     def _previous_ports(self) -> dict[str, int]:
         with contextlib.suppress(OSError, ValueError):
@@ -323,7 +345,6 @@ class KafkaBroker(Server):
         return f"{LOOPBACK}:{self.port}"
 
     def _prepare(self) -> None:
-        self.classpath = service_classpath("kafka-broker")
         data = self.home / "data"
         properties = self.home / "server.properties"
         properties.write_text(
@@ -1014,3 +1035,145 @@ class DebeziumConnect(Server):
         """Every record on `topics` from the beginning, once there are at least `count` (see
         :meth:`KafkaBroker.consume`); raises RealServerError after `timeout` seconds."""
         return self.broker.consume(topics, min_records=count, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line: scripts/real_producers.sh start | stop | status DIR
+
+SUMMARY_FILE = "real_producers.json"
+SAMPLE_TABLE = "customers"
+
+
+def _running(directory: Path) -> dict[str, dict[str, Any]]:
+    """Name → recorded state of every server under `directory` that is alive."""
+    found = {}
+    for path in directory.glob(f"*/{STATE_FILE}"):
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(path.read_text(encoding="utf-8"))
+            if _alive(int(state.get("pid", 0))):
+                found[state["name"]] = state
+    return found
+
+
+def start_all(directory: str | Path, sample: bool = True) -> dict[str, Any]:
+    """Start broker, PostgreSQL, MariaDB and Connect under `directory`, in the background (they
+    outlive this process); with `sample`, a table ``customers`` with two rows in each database
+    first, so that the snapshot has something to send. The summary (also written to
+    ``<directory>/real_producers.json``)."""
+    directory = Path(directory).resolve()
+    started: list[Server] = []
+    try:
+        broker = KafkaBroker(directory).start()
+        started.append(broker)
+        postgres = Postgres(directory).start()
+        started.append(postgres)
+        mariadb = MariaDB(directory).start()
+        started.append(mariadb)
+        if sample:
+            postgres.sql(
+                f"create table if not exists {SAMPLE_TABLE} (id int primary key, name text, "
+                "balance numeric(10, 2), updated_at timestamptz default now());\n"
+                f"insert into {SAMPLE_TABLE} (id, name, balance) values (1, 'Ann', 12.50), (2, 'Bob', -3.00) "
+                "on conflict do nothing;"
+            )
+            mariadb.sql(
+                f"create table if not exists {SAMPLE_TABLE} (id int primary key, name varchar(100), "
+                "balance decimal(10, 2), updated_at datetime(6) default now(6));\n"
+                f"insert ignore into {SAMPLE_TABLE} (id, name, balance) "
+                "values (1, 'Ann', 12.50), (2, 'Bob', -3.00);"
+            )
+        connect = DebeziumConnect(directory, broker, postgres, mariadb).start()
+        started.append(connect)
+    except BaseException:
+        for server in reversed(started):
+            server.stop()
+        raise
+    summary = {
+        "directory": str(directory),
+        "bootstrap": broker.bootstrap,
+        "topics": [t for t in broker.topics() if not t.startswith("__")],
+        "postgres": {
+            "host": LOOPBACK,
+            "port": postgres.port,
+            "database": postgres.database,
+            "user": postgres.user,
+            "password": postgres.password,
+            "socket_dir": str(postgres.socket_dir),
+        },
+        "mariadb": {
+            "host": LOOPBACK,
+            "port": mariadb.port,
+            "database": mariadb.database,
+            "user": mariadb.user,
+            "password": mariadb.password,
+            "socket": str(mariadb.socket),
+        },
+        "connect": f"http://{LOOPBACK}:{connect.rest_port}",
+        "started_in": {s.name: round(s.started_in or 0, 1) for s in started},
+    }
+    (directory / SUMMARY_FILE).write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="scripts/real_producers.sh",
+        description="Real PostgreSQL and MariaDB → Debezium (Kafka Connect) → Kafka on 127.0.0.1, under DIR.",
+    )
+    parser.add_argument("command", choices=["start", "stop", "status"])
+    parser.add_argument("directory", type=Path, metavar="DIR")
+    parser.add_argument("--no-sample", action="store_true", help="start: no sample table customers")
+    args = parser.parse_args(argv)
+    directory = args.directory.resolve()
+    if args.command == "stop":
+        stopped = stop_all(directory)
+        print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs under {directory}")
+        return 0
+    running = _running(directory)
+    summary_file = directory / SUMMARY_FILE
+    if args.command == "status" or running:
+        if len(running) == 4 and summary_file.is_file():
+            summary = json.loads(summary_file.read_text(encoding="utf-8"))
+            print(_describe(summary, running=True))
+            return 0
+        if args.command == "start" and running:
+            print(
+                f"partly running under {directory} ({', '.join(sorted(running))}): stop it first",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"not running under {directory}", file=sys.stderr)
+        return 1
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        summary = start_all(directory, sample=not args.no_sample)
+    except RealServerError as exc:
+        print(f"real_producers: {exc}", file=sys.stderr)
+        return 1
+    print(_describe(summary, running=False))
+    return 0
+
+
+def _describe(summary: dict[str, Any], running: bool) -> str:
+    pg, maria = summary["postgres"], summary["mariadb"]
+    lines = [
+        f"real producers {'running' if running else 'started'} under {summary['directory']}"
+        + ("" if running else f" (seconds: {summary['started_in']})"),
+        f"  kafka bootstrap: {summary['bootstrap']}",
+        f"  topics: {' '.join(summary['topics'])}",
+        "    (pg.<schema>.<table>, maria.<database>.<table>; DDL: maria, history: maria.schema-history)",
+        f"  postgres: {pg['host']}:{pg['port']}/{pg['database']} user {pg['user']} password {pg['password']};"
+        f" psql -h {pg['socket_dir']} -p {pg['port']} -U postgres {pg['database']}",
+        f"  mariadb: {maria['host']}:{maria['port']}/{maria['database']} user {maria['user']} password "
+        f"{maria['password']}; mariadb --socket={maria['socket']} {maria['database']}",
+        f"  kafka connect REST: {summary['connect']} (connectors pg, maria)",
+        f"  stop: scripts/real_producers.sh stop {summary['directory']}",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
