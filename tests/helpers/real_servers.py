@@ -215,9 +215,10 @@ class Server:
 
     def stop(self) -> None:
         """Stop the server (and every process it started); nothing happens if it is not running."""
-        if self.process is not None:
-            stop_process_group(self.process.pid, self.stop_signal)
-            self.process = None
+        if self.process is None:
+            return  # not started here (attach(): the server is another process's to stop)
+        stop_process_group(self.process.pid, self.stop_signal)
+        self.process = None
         with contextlib.suppress(OSError):
             (self.home / STATE_FILE).unlink()
 
