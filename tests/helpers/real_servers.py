@@ -215,15 +215,32 @@ class Server:
 
     def stop(self) -> None:
         """Stop the server (and every process it started); nothing happens if it is not running."""
-        if self.process is not None:
-            stop_process_group(self.process.pid, self.stop_signal)
-            self.process = None
+        if self.process is None:
+            return  # not started here (attach(): the server is another process's to stop)
+        stop_process_group(self.process.pid, self.stop_signal)
+        self.process = None
         with contextlib.suppress(OSError):
             (self.home / STATE_FILE).unlink()
 
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    @classmethod
+    def attach(cls, directory: str | Path, *args: Any, **kwargs: Any) -> Self:
+        """A client of the server already running under `directory` (started by another process,
+        e.g. ``scripts/real_producers.sh start``): its helpers work, stop() does nothing."""
+        server = cls(directory, *args, **kwargs)
+        try:
+            state = json.loads((server.home / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RealServerError(f"no {cls.name} runs under {server.directory}") from exc
+        if not _alive(int(state.get("pid", 0))):
+            raise RealServerError(f"no {cls.name} runs under {server.directory}")
+        for key, value in state.items():
+            if key.endswith("port"):
+                setattr(server, key, int(value))
+        return server
 
     def __enter__(self) -> Self:
         return self.start()
@@ -308,7 +325,13 @@ class KafkaBroker(Server):
         previous = self._previous_ports()
         self.port = port or previous.get("port") or free_port()
         self.controller_port = previous.get("controller_port") or free_port()
-        self.classpath = ""
+        self._classpath = ""
+
+    @property
+    def classpath(self) -> str:
+        if not self._classpath:
+            self._classpath = service_classpath("kafka-broker")
+        return self._classpath
 
     def _previous_ports(self) -> dict[str, int]:
         with contextlib.suppress(OSError, ValueError):
@@ -323,7 +346,6 @@ class KafkaBroker(Server):
         return f"{LOOPBACK}:{self.port}"
 
     def _prepare(self) -> None:
-        self.classpath = service_classpath("kafka-broker")
         data = self.home / "data"
         properties = self.home / "server.properties"
         properties.write_text(
@@ -499,3 +521,660 @@ class KafkaBroker(Server):
         lines = self.consume_lines(topics, min_records, timeout)
         Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         return len(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases
+
+DEBEZIUM_USER = "debezium"
+DEBEZIUM_PASSWORD = "dbz"
+
+
+def _postgres_bin() -> Path:
+    """The newest installed PostgreSQL's bin directory (Debian: /usr/lib/postgresql/<major>/bin)."""
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name)
+    )
+    if found:
+        return found[-1].parent
+    on_path = shutil.which("postgres") or shutil.which("initdb")
+    if on_path:
+        return Path(on_path).parent
+    raise RealServerError(
+        "PostgreSQL is not installed: run scripts/install_test_servers.sh (Debian's postgresql)."
+    )
+
+
+def _mariadb_program(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin")
+    if not found:
+        raise RealServerError(
+            f"MariaDB is not installed (no {name}): run scripts/install_test_servers.sh "
+            "(Debian's mariadb-server)."
+        )
+    return found
+
+
+def servers_installed() -> str | None:
+    """None when PostgreSQL and MariaDB are installed; else why not (a reason to skip)."""
+    try:
+        _postgres_bin()
+        _mariadb_program("mariadbd")
+    except RealServerError as exc:
+        return str(exc)
+    return None
+
+
+def _run(command: list[str], what: str, stdin: str | None = None, **options: Any) -> str:
+    result = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, timeout=300, check=False, **options
+    )
+    if result.returncode != 0:
+        raise RealServerError(
+            f"{what} failed (exit {result.returncode}): {(result.stderr or result.stdout).strip()}"
+        )
+    return result.stdout
+
+
+def _let_traverse(path: Path, uid: int, gid: int) -> None:
+    """Let the OS user `uid` reach `path`: search permission (x, not read) for others on every
+    ancestor that denies it (e.g. pytest's 0700 /tmp/pytest-of-<user>, which pytest restores at
+    its next run); PostgreSQL runs as that user."""
+    for directory in reversed(path.parents):
+        mode = directory.stat()
+        if (
+            mode.st_mode & 0o001
+            or (mode.st_uid == uid and mode.st_mode & 0o100)
+            or (mode.st_gid == gid and mode.st_mode & 0o010)
+        ):
+            continue
+        os.chmod(directory, mode.st_mode | 0o001)
+
+
+class Postgres(Server):
+    """PostgreSQL (Debian's package) under ``<directory>/postgres``: ``wal_level=logical``,
+    listening on 127.0.0.1:<port> and on a Unix socket in ``<directory>/postgres/socket``.
+    Superuser ``postgres`` (trust, socket only); database `database`; user ``debezium``
+    (password ``dbz``, REPLICATION, reads every table) for the connector; publication
+    ``dbz_publication`` for all tables. When we are root it runs as the OS user ``postgres``
+    (PostgreSQL refuses root): the directory is given to it."""
+
+    name = "postgres"
+    stop_signal = signal.SIGINT  # fast shutdown
+    publication = "dbz_publication"
+
+    def __init__(self, directory: str | Path, database: str = "shop") -> None:
+        super().__init__(directory)
+        self.database = database
+        self.port = free_port()
+        self.bin = _postgres_bin()
+        self.user = DEBEZIUM_USER
+        self.password = DEBEZIUM_PASSWORD
+        self._owner: tuple[int, int] | None = None
+        if os.geteuid() == 0:
+            import pwd
+
+            try:
+                entry = pwd.getpwnam("postgres")
+            except KeyError as exc:
+                raise RealServerError(
+                    "PostgreSQL cannot run as root and there is no OS user postgres."
+                ) from exc
+            self._owner = (entry.pw_uid, entry.pw_gid)
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.home / "socket"
+
+    def _as_owner(self) -> dict[str, Any]:
+        if self._owner is None:
+            return {}
+        uid, gid = self._owner
+        return {"user": uid, "group": gid, "extra_groups": [], "env": {**os.environ, "HOME": str(self.home)}}
+
+    def _prepare(self) -> None:
+        self.socket_dir.mkdir(exist_ok=True)
+        if self._owner is not None:
+            _let_traverse(self.home, *self._owner)
+            for path in [self.home, *self.home.rglob("*")]:
+                os.chown(path, *self._owner)
+        if not (self.home / "data" / "PG_VERSION").is_file():
+            _run(
+                [
+                    str(self.bin / "initdb"),
+                    "--pgdata",
+                    str(self.home / "data"),
+                    "--username",
+                    "postgres",
+                    "--auth-local",
+                    "trust",
+                    "--auth-host",
+                    "scram-sha-256",
+                    "--encoding",
+                    "UTF8",
+                    "--no-locale",
+                    "--no-sync",
+                ],
+                "initdb",
+                cwd=self.home,
+                **self._as_owner(),
+            )
+
+    def _command(self) -> list[str]:
+        settings = {
+            "listen_addresses": LOOPBACK,
+            "port": self.port,
+            "unix_socket_directories": self.socket_dir,
+            "wal_level": "logical",
+            "max_wal_senders": 8,
+            "max_replication_slots": 8,
+            "timezone": "UTC",
+            # A throwaway test server: durability off, for speed.
+            "fsync": "off",
+            "synchronous_commit": "off",
+            "full_page_writes": "off",
+        }
+        options = [f"--{key}={value}" for key, value in settings.items()]
+        return [str(self.bin / "postgres"), "-D", str(self.home / "data"), *options]
+
+    def _popen_options(self) -> dict[str, Any]:
+        return self._as_owner()
+
+    def _ready(self) -> bool:
+        command = [str(self.bin / "pg_isready"), "-q", "-h", str(self.socket_dir), "-p", str(self.port)]
+        return subprocess.run(command, check=False, timeout=30).returncode == 0
+
+    def _after_start(self) -> None:
+        if not self.sql(f"select 1 from pg_database where datname = '{self.database}'", database="postgres"):
+            self.sql(f'create database "{self.database}"', database="postgres")
+        self.sql(
+            f"""
+            do $$ begin
+              if not exists (select from pg_roles where rolname = '{self.user}') then
+                create role "{self.user}" login replication password '{self.password}';
+              end if;
+            end $$;
+            grant pg_read_all_data to "{self.user}";
+            grant create on database "{self.database}" to "{self.user}";
+            """
+        )
+        if not self.sql(f"select 1 from pg_publication where pubname = '{self.publication}'"):
+            self.sql(f"create publication {self.publication} for all tables")
+
+    def _state(self) -> dict[str, Any]:
+        return {"port": self.port, "socket_dir": str(self.socket_dir), "database": self.database}
+
+    def sql(self, statements: str, database: str | None = None) -> str:
+        """Run SQL as the superuser (psql, stops at the first error, each statement committed on
+        its own); the rows it returns, one a line, columns separated by ``|``."""
+        command = [
+            str(self.bin / "psql"),
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            str(self.socket_dir),
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-d",
+            database or self.database,
+            "-f",
+            "-",
+        ]
+        return _run(command, "psql", stdin=statements).strip()
+
+
+class MariaDB(Server):
+    """MariaDB (Debian's package) under ``<directory>/mariadb``: 127.0.0.1:<port> and a Unix
+    socket ``<directory>/mariadb/mariadb.sock``, binlog ``ROW`` with full row images, server id
+    1, time zone UTC. The OS user that starts it is its superuser (unix_socket); database
+    `database`; user ``debezium`` (password ``dbz``) with the grants the connector needs."""
+
+    name = "mariadb"
+
+    def __init__(self, directory: str | Path, database: str = "shop") -> None:
+        super().__init__(directory)
+        self.database = database
+        self.port = free_port()
+        self.user = DEBEZIUM_USER
+        self.password = DEBEZIUM_PASSWORD
+        import pwd
+
+        self._os_user = pwd.getpwuid(os.geteuid()).pw_name
+        self.mariadbd = _mariadb_program("mariadbd")
+
+    @property
+    def socket(self) -> Path:
+        return self.home / "mariadb.sock"
+
+    def _prepare(self) -> None:
+        (self.home / "tmp").mkdir(exist_ok=True)
+        if not (self.home / "data" / "mysql").is_dir():
+            _run(
+                [
+                    _mariadb_program("mariadb-install-db"),
+                    "--no-defaults",
+                    f"--datadir={self.home / 'data'}",
+                    f"--user={self._os_user}",
+                    "--auth-root-authentication-method=socket",
+                    "--skip-test-db",
+                    "--skip-name-resolve",
+                ],
+                "mariadb-install-db",
+                cwd=self.home,
+            )
+
+    def _command(self) -> list[str]:
+        return [
+            self.mariadbd,
+            "--no-defaults",  # not the machine's /etc/mysql
+            f"--user={self._os_user}",
+            f"--datadir={self.home / 'data'}",
+            f"--tmpdir={self.home / 'tmp'}",
+            f"--socket={self.socket}",
+            f"--pid-file={self.home / 'mariadb.pid'}",
+            f"--port={self.port}",
+            f"--bind-address={LOOPBACK}",
+            "--skip-name-resolve",
+            "--log-bin=mariadb-bin",
+            "--binlog-format=ROW",
+            "--binlog-row-image=FULL",
+            "--server-id=1",
+            "--default-time-zone=+00:00",
+            "--character-set-server=utf8mb4",
+            "--innodb-buffer-pool-size=64M",
+            "--innodb-flush-log-at-trx-commit=0",
+        ]
+
+    def _ready(self) -> bool:
+        command = [
+            _mariadb_program("mariadb-admin"),
+            "--no-defaults",
+            f"--socket={self.socket}",
+            f"--user={self._os_user}",
+            "--connect-timeout=2",
+            "ping",
+        ]
+        return subprocess.run(command, capture_output=True, check=False, timeout=30).returncode == 0
+
+    def _after_start(self) -> None:
+        account = f"'{self.user}'@'{LOOPBACK}'"
+        self.sql(
+            f"""
+            create database if not exists `{self.database}`;
+            create user if not exists {account} identified by '{self.password}';
+            grant select, reload, show databases, replication slave, binlog monitor, lock tables
+              on *.* to {account};
+            """,
+            database="mysql",
+        )
+
+    def _state(self) -> dict[str, Any]:
+        return {"port": self.port, "socket": str(self.socket), "database": self.database}
+
+    def sql(self, statements: str, database: str | None = None) -> str:
+        """Run SQL as the superuser (the mariadb client, stops at the first error); the rows it
+        returns, one a line, columns separated by tabs."""
+        command = [
+            _mariadb_program("mariadb"),
+            "--no-defaults",
+            f"--socket={self.socket}",
+            f"--user={self._os_user}",
+            "--batch",
+            "--skip-column-names",
+            f"--database={database or self.database}",
+        ]
+        return _run(command, "mariadb", stdin=statements).strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Kafka Connect with Debezium
+
+# Connect's log names the connector of each line (Connect's and Debezium's logging contexts), so
+# that readiness can be read from it.
+CONNECT_LOG4J2_PROPERTIES = LOG4J2_PROPERTIES.replace(
+    "%X{{connector.context}}",
+    "%X{{connector.context}}[%X{{dbz.connectorLogicalName}}|%X{{dbz.connectorContext}}] ",
+) + (
+    # Not a line for every REST request.
+    "logger.rest.name = org.apache.kafka.connect.runtime.rest.RestServer\nlogger.rest.level = WARN\n"
+)
+
+
+class DebeziumConnect(Server):
+    """Kafka Connect standalone under ``<directory>/connect`` with the Debezium connectors
+    (on Connect's class path): REST on 127.0.0.1:<rest_port>, offsets in
+    ``<directory>/connect/offsets``, JsonConverter for keys and values with schemas (Kafka's
+    default).
+
+    - ``pg`` (:attr:`pg_prefix`): PostgreSQL, ``plugin.name=pgoutput``, slot ``debezium_pg``,
+      the server's publication, ``snapshot.mode=initial``; topics ``pg.<schema>.<table>``.
+    - ``maria`` (:attr:`maria_prefix`): MariaDB, ``snapshot.mode=initial``, the database's
+      tables; topics ``maria.<database>.<table>``, DDL on ``maria``, schema history on
+      ``maria.schema-history``.
+
+    Either database may be None. :meth:`start` returns once every connector and its task are
+    RUNNING and each has finished its initial snapshot (its log says it streams)."""
+
+    name = "connect"
+    pg_prefix = "pg"
+    maria_prefix = "maria"
+
+    def __init__(
+        self,
+        directory: str | Path,
+        broker: KafkaBroker,
+        postgres: Postgres | None = None,
+        mariadb: MariaDB | None = None,
+        connector_options: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        super().__init__(directory)
+        self.broker = broker
+        self.postgres = postgres
+        self.mariadb = mariadb
+        self.rest_port = free_port()
+        self.classpath = ""
+        self.connector_options = connector_options or {}  # connector name → extra settings
+
+    @property
+    def schema_history_topic(self) -> str:
+        return f"{self.maria_prefix}.schema-history"
+
+    def pg_topic(self, table: str, schema: str = "public") -> str:
+        return f"{self.pg_prefix}.{schema}.{table}"
+
+    def maria_topic(self, table: str) -> str:
+        assert self.mariadb is not None
+        return f"{self.maria_prefix}.{self.mariadb.database}.{table}"
+
+    def connectors(self) -> dict[str, dict[str, str]]:
+        """Connector name → its settings."""
+        found: dict[str, dict[str, str]] = {}
+        if self.postgres is not None:
+            found[self.pg_prefix] = {
+                "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+                "tasks.max": "1",
+                "database.hostname": LOOPBACK,
+                "database.port": str(self.postgres.port),
+                "database.user": self.postgres.user,
+                "database.password": self.postgres.password,
+                "database.dbname": self.postgres.database,
+                "topic.prefix": self.pg_prefix,
+                "plugin.name": "pgoutput",
+                "slot.name": f"debezium_{self.pg_prefix}",
+                "publication.name": self.postgres.publication,
+                "publication.autocreate.mode": "disabled",
+                "snapshot.mode": "initial",
+            }
+        if self.mariadb is not None:
+            found[self.maria_prefix] = {
+                "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+                "tasks.max": "1",
+                "database.hostname": LOOPBACK,
+                "database.port": str(self.mariadb.port),
+                "database.user": self.mariadb.user,
+                "database.password": self.mariadb.password,
+                "database.server.id": "5401",
+                "database.include.list": self.mariadb.database,
+                "topic.prefix": self.maria_prefix,
+                "snapshot.mode": "initial",
+                "schema.history.internal.kafka.bootstrap.servers": self.broker.bootstrap,
+                "schema.history.internal.kafka.topic": self.schema_history_topic,
+            }
+        for name, options in self.connector_options.items():
+            found[name] = {**found.get(name, {}), **options}
+        return found
+
+    def _prepare(self) -> None:
+        self.classpath = service_classpath("kafka-connect-debezium")
+        worker = {
+            "bootstrap.servers": self.broker.bootstrap,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "true",
+            "value.converter.schemas.enable": "true",
+            "offset.storage.file.filename": str(self.home / "offsets"),
+            "offset.flush.interval.ms": "1000",
+            "listeners": f"http://{LOOPBACK}:{self.rest_port}",
+            "rest.advertised.host.name": LOOPBACK,
+            "rest.advertised.port": str(self.rest_port),
+            # The connectors are on the class path and declare themselves (no plugin.path scan).
+            "plugin.discovery": "service_load",
+        }
+        files = {"worker.properties": worker}
+        files.update({f"{name}.properties": {"name": name, **c} for name, c in self.connectors().items()})
+        for file_name, settings in files.items():
+            (self.home / file_name).write_text(
+                "".join(f"{key}={value}\n" for key, value in settings.items()), encoding="utf-8"
+            )
+        (self.home / "log4j2.properties").write_text(
+            CONNECT_LOG4J2_PROPERTIES.format(target="SYSTEM_OUT", level="INFO"), encoding="utf-8"
+        )
+
+    def _command(self) -> list[str]:
+        return [
+            java(),
+            "-Xmx768m",
+            f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
+            "-Djava.awt.headless=true",
+            "-cp",
+            self.classpath,
+            "org.apache.kafka.connect.cli.ConnectStandalone",
+            str(self.home / "worker.properties"),
+            *(str(self.home / f"{name}.properties") for name in self.connectors()),
+        ]
+
+    def rest(self, path: str, method: str = "GET") -> Any:
+        """A request to Connect's REST API; the JSON it answers."""
+        import urllib.request
+
+        request = urllib.request.Request(f"http://{LOOPBACK}:{self.rest_port}{path}", method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def _ready(self) -> bool:
+        try:
+            return set(self.rest("/connectors")) >= set(self.connectors())
+        except OSError:
+            return False
+
+    def status(self) -> dict[str, Any]:
+        """Connector name → ``{"connector": state, "tasks": [state, ...]}`` (RUNNING, FAILED, ...)."""
+        found = {}
+        for name in self.connectors():
+            status = self.rest(f"/connectors/{name}/status")
+            tasks = status.get("tasks", [])
+            for task in tasks:
+                if task.get("state") == "FAILED":
+                    raise RealServerError(
+                        f"the task of connector {name} failed: {task.get('trace', '')[:3000]}"
+                    )
+            found[name] = {"connector": status["connector"]["state"], "tasks": [t["state"] for t in tasks]}
+        return found
+
+    def _streaming(self, name: str) -> bool:
+        """Whether the log says connector `name` streams (its snapshot, if any, is done)."""
+        marker = f"[{name}|streaming] "
+        text = self.log_file.read_text(encoding="utf-8", errors="replace")
+        return any(marker in line and "Starting streaming" in line for line in text.splitlines())
+
+    def _after_start(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + self.start_timeout
+        waiting = set(self.connectors())
+        while waiting:
+            if self.process.poll() is not None:
+                raise RealServerError(
+                    f"Kafka Connect stopped; the end of {self.log_file}:\n{self.log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise RealServerError(
+                    f"connectors {sorted(waiting)} not streaming within {self.start_timeout:.0f} s "
+                    f"(status {self.status()}); the end of {self.log_file}:\n{self.log_tail()}"
+                )
+            status = self.status()
+            for name in list(waiting):
+                state = status[name]
+                if (
+                    state["connector"] == "RUNNING"
+                    and state["tasks"] == ["RUNNING"]
+                    and self._streaming(name)
+                ):
+                    waiting.discard(name)
+            time.sleep(0.5)
+
+    def _state(self) -> dict[str, Any]:
+        return {"rest_port": self.rest_port, "connectors": sorted(self.connectors())}
+
+    def wait_for(self, topics: str | Sequence[str], count: int, timeout: float = 60) -> list[dict[str, Any]]:
+        """Every record on `topics` from the beginning, once there are at least `count` (see
+        :meth:`KafkaBroker.consume`); raises RealServerError after `timeout` seconds."""
+        return self.broker.consume(topics, min_records=count, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line: scripts/real_producers.sh start | stop | status DIR
+
+SUMMARY_FILE = "real_producers.json"
+SAMPLE_TABLE = "customers"
+
+
+def _running(directory: Path) -> dict[str, dict[str, Any]]:
+    """Name → recorded state of every server under `directory` that is alive."""
+    found = {}
+    for path in directory.glob(f"*/{STATE_FILE}"):
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(path.read_text(encoding="utf-8"))
+            if _alive(int(state.get("pid", 0))):
+                found[state["name"]] = state
+    return found
+
+
+def start_all(directory: str | Path, sample: bool = True) -> dict[str, Any]:
+    """Start broker, PostgreSQL, MariaDB and Connect under `directory`, in the background (they
+    outlive this process); with `sample`, a table ``customers`` with two rows in each database
+    first, so that the snapshot has something to send. The summary (also written to
+    ``<directory>/real_producers.json``)."""
+    directory = Path(directory).resolve()
+    started: list[Server] = []
+    try:
+        broker = KafkaBroker(directory).start()
+        started.append(broker)
+        postgres = Postgres(directory).start()
+        started.append(postgres)
+        mariadb = MariaDB(directory).start()
+        started.append(mariadb)
+        if sample:
+            postgres.sql(
+                f"create table if not exists {SAMPLE_TABLE} (id int primary key, name text, "
+                "balance numeric(10, 2), updated_at timestamptz default now());\n"
+                f"insert into {SAMPLE_TABLE} (id, name, balance) values (1, 'Ann', 12.50), (2, 'Bob', -3.00) "
+                "on conflict do nothing;"
+            )
+            mariadb.sql(
+                f"create table if not exists {SAMPLE_TABLE} (id int primary key, name varchar(100), "
+                "balance decimal(10, 2), updated_at datetime(6) default now(6));\n"
+                f"insert ignore into {SAMPLE_TABLE} (id, name, balance) "
+                "values (1, 'Ann', 12.50), (2, 'Bob', -3.00);"
+            )
+        connect = DebeziumConnect(directory, broker, postgres, mariadb).start()
+        started.append(connect)
+    except BaseException:
+        for server in reversed(started):
+            server.stop()
+        raise
+    summary = {
+        "directory": str(directory),
+        "bootstrap": broker.bootstrap,
+        "topics": [t for t in broker.topics() if not t.startswith("__")],
+        "postgres": {
+            "host": LOOPBACK,
+            "port": postgres.port,
+            "database": postgres.database,
+            "user": postgres.user,
+            "password": postgres.password,
+            "socket_dir": str(postgres.socket_dir),
+        },
+        "mariadb": {
+            "host": LOOPBACK,
+            "port": mariadb.port,
+            "database": mariadb.database,
+            "user": mariadb.user,
+            "password": mariadb.password,
+            "socket": str(mariadb.socket),
+        },
+        "connect": f"http://{LOOPBACK}:{connect.rest_port}",
+        "started_in": {s.name: round(s.started_in or 0, 1) for s in started},
+    }
+    (directory / SUMMARY_FILE).write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="scripts/real_producers.sh",
+        description="Real PostgreSQL and MariaDB → Debezium (Kafka Connect) → Kafka on 127.0.0.1, under DIR.",
+    )
+    parser.add_argument("command", choices=["start", "stop", "status"])
+    parser.add_argument("directory", type=Path, metavar="DIR")
+    parser.add_argument("--no-sample", action="store_true", help="start: no sample table customers")
+    args = parser.parse_args(argv)
+    directory = args.directory.resolve()
+    if args.command == "stop":
+        stopped = stop_all(directory)
+        print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs under {directory}")
+        return 0
+    running = _running(directory)
+    summary_file = directory / SUMMARY_FILE
+    if args.command == "status" or running:
+        if len(running) == 4 and summary_file.is_file():
+            summary = json.loads(summary_file.read_text(encoding="utf-8"))
+            print(_describe(summary, running=True))
+            return 0
+        if args.command == "start" and running:
+            print(
+                f"partly running under {directory} ({', '.join(sorted(running))}): stop it first",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"not running under {directory}", file=sys.stderr)
+        return 1
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        summary = start_all(directory, sample=not args.no_sample)
+    except RealServerError as exc:
+        print(f"real_producers: {exc}", file=sys.stderr)
+        return 1
+    print(_describe(summary, running=False))
+    return 0
+
+
+def _describe(summary: dict[str, Any], running: bool) -> str:
+    pg, maria = summary["postgres"], summary["mariadb"]
+    lines = [
+        f"real producers {'running' if running else 'started'} under {summary['directory']}"
+        + ("" if running else f" (seconds: {summary['started_in']})"),
+        f"  kafka bootstrap: {summary['bootstrap']}",
+        f"  topics: {' '.join(summary['topics'])}",
+        "    (pg.<schema>.<table>, maria.<database>.<table>; DDL: maria, history: maria.schema-history)",
+        f"  postgres: {pg['host']}:{pg['port']}/{pg['database']} user {pg['user']} password {pg['password']};"
+        f" psql -h {pg['socket_dir']} -p {pg['port']} -U postgres {pg['database']}",
+        f"  mariadb: {maria['host']}:{maria['port']}/{maria['database']} user {maria['user']} password "
+        f"{maria['password']}; mariadb --socket={maria['socket']} {maria['database']}",
+        f"  kafka connect REST: {summary['connect']} (connectors pg, maria)",
+        f"  stop: scripts/real_producers.sh stop {summary['directory']}",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
