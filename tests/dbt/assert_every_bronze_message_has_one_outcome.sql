@@ -7,25 +7,48 @@
 -- One test for the whole path rather than one per step: it depends on
 -- cdc_message_outcomes, so `dbt build` runs it once silver is built, and the
 -- scan of every bronze table does not hold back the models after staging.
+--
+-- Landing goes on while a build runs (README, "One lakehouse, many
+-- processes"), so bronze may hold messages committed after staging read it:
+-- the next build stages them. "Landed" is therefore bronze up to what staging
+-- has read: the data files committed no later than the newest one staged
+-- (Iceberg data sequence numbers grow with every commit, so every file up to
+-- that one was committed when staging read it).
 {%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
 
 with
+
+staged as (
+    select
+        source_format,
+        message_id,
+        bronze_sequence_number
+    from {{ ref('stg_bronze__messages') }}
+),
+
+staged_up_to as (
+    select
+        source_format,
+        max(bronze_sequence_number) as bronze_sequence_number
+    from staged
+    group by source_format
+),
 
 landed as (
     {% for source_format in source_formats -%}
         select distinct
             '{{ source_format }}' as source_format,
-            message_id
-        from {{ source('bronze', 'raw_' ~ source_format) }}
+            landed.message_id
+        from {{ source('bronze', 'raw_' ~ source_format) }} as landed
+        inner join {{ source('bronze', 'raw_' ~ source_format) }}.entries as files
+            on landed._file = files.data_file.file_path
+        inner join staged_up_to
+            on
+                staged_up_to.source_format = '{{ source_format }}'
+                and files.sequence_number <= staged_up_to.bronze_sequence_number
+        where files.status <> 2
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
-),
-
-staged as (
-    select
-        source_format,
-        message_id
-    from {{ ref('stg_bronze__messages') }}
 ),
 
 outcomes as (
