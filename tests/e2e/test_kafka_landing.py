@@ -23,7 +23,7 @@ import pytest
 
 from python_ingest.containers import read_kcat
 from tests.helpers.lakehouse_query import ROOT, query
-from tests.helpers.real_servers import KafkaBroker
+from tests.helpers.real_servers import KafkaBroker, require_real_servers
 from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
@@ -36,6 +36,7 @@ BRONZE_COLUMNS = (
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory):
+    require_real_servers(databases=False)
     with KafkaBroker(tmp_path_factory.mktemp("kafka")) as running:
         yield running
 

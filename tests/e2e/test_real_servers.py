@@ -31,7 +31,7 @@ from tests.helpers.real_servers import (
     MariaDB,
     Postgres,
     Record,
-    servers_installed,
+    require_real_servers,
 )
 
 pytestmark = pytest.mark.services
@@ -39,16 +39,7 @@ pytestmark = pytest.mark.services
 
 @pytest.fixture(scope="module", autouse=True)
 def servers_available() -> None:
-    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, service_classpath
-
-    missing = servers_installed()
-    if missing:
-        pytest.skip(missing)
-    try:
-        service_classpath("kafka-broker")
-        service_classpath("kafka-connect-debezium")
-    except JarsNotResolvedError as exc:
-        pytest.skip(str(exc))
+    require_real_servers()
 
 
 def value(record: dict[str, Any]) -> dict[str, Any] | None:

@@ -555,6 +555,30 @@ def _mariadb_program(name: str) -> str:
     return found
 
 
+REQUIRE_ENV = "CDC_REQUIRE_REAL_SERVERS"
+
+
+def require_real_servers(databases: bool = True) -> None:
+    """Skip the calling test when the servers it needs are not installed (the database
+    packages, with `databases`, and the servers' jars), naming what is missing; under
+    ``$CDC_REQUIRE_REAL_SERVERS=1`` (set by .ci/run) fail instead, so CI cannot pass by skipping."""
+    import pytest
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
+    from dbt.adapters.spark_embedded.jars import service_classpath as classpath
+
+    missing = servers_installed() if databases else None
+    if not missing:
+        try:
+            classpath("kafka-broker")
+            classpath("kafka-connect-debezium")
+        except JarsNotResolvedError as exc:
+            missing = str(exc)
+    if missing:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{missing} (required: {REQUIRE_ENV}=1)", pytrace=False)
+        pytest.skip(missing)
+
+
 def servers_installed() -> str | None:
     """None when PostgreSQL and MariaDB are installed; else why not (a reason to skip)."""
     try:
