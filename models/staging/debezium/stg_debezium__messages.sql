@@ -9,8 +9,8 @@
 }}
 
 {#-
-  Every distinct Debezium message (SQL Server, PostgreSQL, MySQL: one
-  envelope) with its value and key parsed, with or without JsonConverter
+  Every distinct Debezium message (SQL Server, PostgreSQL, MySQL, MariaDB:
+  one envelope) with its value and key parsed, with or without JsonConverter
   schemas: what kind of message it is (row change, truncate, logical
   decoding message, tombstone), where it sits in the source's commit order,
   and the reason it cannot be used, if it cannot. Row images stay JSON text
@@ -130,7 +130,7 @@ final as (
                         lpad(coalesce(source.event_serial_no, '0'), 20, '0')
                     )
             when connector = 'postgresql' then lpad(source.lsn, 20, '0')
-            when connector = 'mysql'
+            when connector in ('mysql', 'mariadb')
                 then concat_ws(
                         ':',
                         coalesce(source.file, ''),
@@ -222,7 +222,7 @@ final as (
                         ' is not a whole number of at most 20 digits (a PostgreSQL LSN): the change cannot be ordered.'
                     )
             when
-                connector = 'mysql'
+                connector in ('mysql', 'mariadb')
                 and (
                     not coalesce(source.file rlike '^[A-Za-z0-9._-]{1,255}$', false)
                     or not {{ is_digits('source.pos', 20) }}
@@ -232,7 +232,9 @@ final as (
                         'The binlog position (source.file, pos, row) is not a binlog file name with whole numbers ',
                         '(pos at most 20 digits, row at most 10): the change cannot be ordered.'
                     )
-            when connector not in ('sqlserver', 'postgresql', 'mysql') and coalesce(source.ts_us, source.ts_ms) < 0
+            when
+                connector not in ('sqlserver', 'postgresql', 'mysql', 'mariadb')
+                and coalesce(source.ts_us, source.ts_ms) < 0
                 then 'The source.ts_us / ts_ms is negative: the change cannot be ordered.'
             when commit_ts is null
                 then concat(
