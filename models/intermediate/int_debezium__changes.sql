@@ -45,7 +45,10 @@ identified as (
             ':',
             source_position,
             {#- PostgreSQL: snapshot rows, and some changes, share an LSN; the offset breaks the tie. -#}
-            case when connector not in ('sqlserver', 'mysql') then lpad(cast(source_offset as string), 20, '0') end
+            case
+                when connector not in ('sqlserver', 'mysql', 'mariadb')
+                    then lpad(cast(source_offset as string), 20, '0')
+            end
         ) as sequence,
         sha2(
             concat_ws(

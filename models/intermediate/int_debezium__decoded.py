@@ -112,14 +112,16 @@ def unscaled_integer(encoded: str) -> int:
 
 
 def plain_text(value) -> str | None:
-    """A JSON value as sent: strings as they are, numbers as JSON writes them, the rest as JSON."""
+    """A JSON value as sent: strings as they are, numbers as JSON writes them, the rest (arrays,
+    structs) as compact JSON with non-ASCII characters as they are, as JsonConverter writes
+    them and PostgreSQL's array_to_json renders an array (`["Zoë",null]`)."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def decode_value(value, field: dict) -> str | None:

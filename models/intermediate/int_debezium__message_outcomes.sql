@@ -9,8 +9,9 @@
 
 {#-
   What became of every distinct Debezium message: change, duplicate (a
-  redelivered copy of a change already received), control (a tombstone or
-  a logical decoding message) or quarantined, with the reason. A row change
+  redelivered copy of a change already received), control (a tombstone, a
+  logical decoding message, a transaction marker, a schema change event or
+  a schema history record) or quarantined, with the reason. A row change
   not decoded yet is pending: the Python model int_debezium__decoded runs in
   session targets only, so a build through the SQL endpoint (`--target
   thrift --exclude tag:python`) leaves it for the next local build.
@@ -56,7 +57,11 @@ final as (
         'debezium' as source_format,
         case
             when messages.quarantine_reason is not null then 'quarantined'
-            when messages.message_kind in ('tombstone', 'logical_message') then 'control'
+            when
+                messages.message_kind in (
+                    'tombstone', 'logical_message', 'transaction', 'schema_change', 'schema_history'
+                )
+                then 'control'
             when changes.message_id is null then 'pending'
             when changes.quarantine_reason is not null then 'quarantined'
             when changes.is_duplicate then 'duplicate'
@@ -73,6 +78,23 @@ final as (
                 then concat(
                         "Logical decoding message with prefix '", coalesce({{ shown("messages.message_prefix") }}, ''),
                         "': kept in silver.cdc_control_events."
+                    )
+            when messages.message_kind = 'transaction'
+                then concat(
+                        'Transaction marker ', coalesce({{ shown("messages.transaction_status") }}, ''),
+                        ' of transaction ', coalesce({{ shown("messages.transaction_id") }}, '(none)'),
+                        ' (provide.transaction.metadata): kept in silver.cdc_control_events.'
+                    )
+            when messages.message_kind = 'schema_change'
+                then concat(
+                        'Schema change event (', coalesce({{ shown("messages.ddl_operation") }}, 'DDL'),
+                        '): kept in silver.cdc_schema_changes; the row images of later changes carry the new columns.'
+                    )
+            when messages.message_kind = 'schema_history'
+                then concat(
+                        "A record of the connector's own schema history topic ",
+                        '(schema.history.internal.kafka.topic), not a change: kept in silver.cdc_control_events. ',
+                        'Landing that topic is not needed; the schema change topic reports the same DDL.'
                     )
             when changes.message_id is null
                 then concat(

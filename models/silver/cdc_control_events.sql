@@ -2,9 +2,11 @@
 
 {#-
   Messages that are not row changes but say something about the stream:
-  Debezium tombstones (Kafka compaction markers after deletes) and logical
+  Debezium tombstones (Kafka compaction markers after deletes), logical
   decoding messages (PostgreSQL pg_logical_emit_message: prefix and
-  content), DataWorks heartbeats (MHEARTBEAT) and transaction markers.
+  content), transaction markers (BEGIN / END on `<prefix>.transaction`) and
+  schema history records (the connector's own DDL log), DataWorks
+  heartbeats (MHEARTBEAT) and transaction markers.
   Each is `control` in cdc_message_outcomes. A view over the
   producers' incremental staging tables.
 -#}
@@ -15,7 +17,10 @@ debezium as (
     select
         message_id,
         'debezium' as source_format,
-        message_kind as control_type,
+        case
+            when message_kind = 'transaction' then concat('transaction_', lower(transaction_status))
+            else message_kind
+        end as control_type,
         connector as source_connector,
         nullif(table_id, '') as table_id,
         commit_ts,
@@ -26,7 +31,9 @@ debezium as (
         cast(unbase64(message_content) as string) as content_text,
         ingested_at
     from {{ ref('stg_debezium__messages') }}
-    where message_kind in ('tombstone', 'logical_message') and quarantine_reason is null
+    where
+        message_kind in ('tombstone', 'logical_message', 'transaction', 'schema_history')
+        and quarantine_reason is null
 ),
 
 dataworks as (

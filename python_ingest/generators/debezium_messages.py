@@ -1,5 +1,7 @@
-"""Build Debezium change messages exactly as Debezium 2.6 and Kafka Connect's
-JsonConverter write them, and `kcat -C -J` records that carry them.
+"""Build Debezium change messages exactly as Debezium 3.5 and Kafka Connect's
+JsonConverter write them, and `kcat -C -J` records that carry them (the shapes
+were checked against real connectors: tests/e2e/test_real_producers.py,
+docs/real_producers.md).
 
 - Column values in Debezium's encodings, from natural Python values (`encode`),
   and the same values in the contract's text forms (`contract_text`).
@@ -7,10 +9,14 @@ JsonConverter write them, and `kcat -C -J` records that carry them.
   `schemas.enable=true`) or without (the payload only). Schemas are written
   the JsonConverter way, keys in its order: type, fields, optional, name,
   version, doc, parameters, default, field.
-- The `source` blocks of the SQL Server, PostgreSQL and MySQL connectors;
-  tombstones; truncates (`op` `t`); PostgreSQL logical decoding messages
-  (`op` `m`); primary-key changes (delete + tombstone + create, with the
-  `__debezium.newkey` / `__debezium.oldkey` headers).
+- The `source` blocks of the SQL Server, PostgreSQL, MySQL and MariaDB
+  connectors; tombstones; truncates (`op` `t`); PostgreSQL logical decoding
+  messages (`op` `m`); primary-key changes (delete + tombstone + create, with
+  the `__debezium.newkey` / `__debezium.oldkey` headers); the
+  `__debezium.context.*` headers Debezium 3 adds to the records of a
+  connector's task; transaction markers (`<prefix>.transaction`, with
+  provide.transaction.metadata) and the schema change events of MySQL and
+  MariaDB (topic `<prefix>`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-VERSION = "2.6.2.Final"
+VERSION = "3.5.0.Final"
 UNAVAILABLE = "__debezium_unavailable_value"  # PostgreSQL: an unchanged TOASTed value that was not sent
 NEW_KEY_HEADER, OLD_KEY_HEADER = "__debezium.newkey", "__debezium.oldkey"
 EPOCH = datetime(1970, 1, 1)
@@ -33,6 +39,7 @@ Row = Mapping[str, Any]  # column -> value as Debezium sends it
 KINDS: dict[str, tuple[str, str | None]] = {
     "boolean": ("boolean", None),
     "int16": ("int16", None),
+    "tinyint1": ("int16", None),  # MySQL / MariaDB BOOLEAN (TINYINT(1)): 0 or 1, nothing says boolean
     "int32": ("int32", None),
     "int64": ("int64", None),
     "float64": ("float64", None),
@@ -48,14 +55,16 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "zoned_timestamp": ("string", "io.debezium.time.ZonedTimestamp"),
     "decimal": ("bytes", "org.apache.kafka.connect.data.Decimal"),
     "variable_decimal": ("struct", "io.debezium.data.VariableScaleDecimal"),
+    "uuid": ("string", "io.debezium.data.Uuid"),
 }
+CONTEXT_HEADER = "__debezium.context."  # + connectorLogicalName, taskId, connectorName, runId
 
 
 @dataclass(frozen=True)
 class Connector:
     """One Debezium connector: its kind, logical server name (`topic.prefix`) and database."""
 
-    kind: str  # sqlserver | postgresql | mysql
+    kind: str  # sqlserver | postgresql | mysql | mariadb
     name: str
     db: str
 
@@ -63,6 +72,16 @@ class Connector:
     def message_topic(self) -> str:
         """Where PostgreSQL logical decoding messages go."""
         return f"{self.name}.message"
+
+    @property
+    def transaction_topic(self) -> str:
+        """Where transaction markers go (provide.transaction.metadata=true)."""
+        return f"{self.name}.transaction"
+
+    @property
+    def schema_change_topic(self) -> str:
+        """Where MySQL and MariaDB connectors send schema change events: the topic prefix."""
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -77,7 +96,7 @@ class Column:
 @dataclass(frozen=True)
 class Table:
     connector: Connector
-    schema: str | None  # None for MySQL
+    schema: str | None  # None for MySQL and MariaDB
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
@@ -85,11 +104,12 @@ class Table:
     @property
     def topic(self) -> str:
         """Debezium's topic: `<prefix>.<db>.<schema>.<table>` for SQL Server,
-        `<prefix>.<schema>.<table>` for PostgreSQL, `<prefix>.<db>.<table>` for MySQL."""
+        `<prefix>.<schema>.<table>` for PostgreSQL, `<prefix>.<db>.<table>` for MySQL and MariaDB."""
         parts = {
             "sqlserver": (self.connector.db, self.schema),
             "postgresql": (self.schema,),
             "mysql": (self.connector.db,),
+            "mariadb": (self.connector.db,),
         }[self.connector.kind]
         return ".".join((self.connector.name, *parts, self.name))
 
@@ -298,18 +318,23 @@ def field_schema(column: Column) -> dict[str, Any]:
     return schema
 
 
+_BINLOG_SOURCE_FIELDS = (
+    "table:string server_id:int64! gtid:string file:string! pos:int64! row:int32! thread:int64 query:string"
+)
 _SOURCE_FIELDS = {
     "sqlserver": "schema:string! table:string! change_lsn:string commit_lsn:string event_serial_no:int64",
-    "postgresql": "schema:string! table:string! txId:int64 lsn:int64 xmin:int64",
-    "mysql": "table:string server_id:int64! gtid:string file:string! pos:int64! row:int32! "
-    "thread:int64 query:string",
+    "postgresql": "schema:string! table:string! txId:int64 lsn:int64 xmin:int64 "
+    "origin:string origin_lsn:int64",
+    "mysql": _BINLOG_SOURCE_FIELDS,
+    "mariadb": _BINLOG_SOURCE_FIELDS,
 }
+SNAPSHOT_MARKERS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last")
 _SNAPSHOT_FIELD = {
     "type": "string",
     "optional": True,
     "name": "io.debezium.data.Enum",
     "version": 1,
-    "parameters": {"allowed": "true,last,false,incremental"},
+    "parameters": {"allowed": ",".join((*SNAPSHOT_MARKERS, "false", "incremental"))},
     "default": "false",
     "field": "snapshot",
 }
@@ -403,6 +428,8 @@ def postgresql_source(
         "txId": tx_id,
         "lsn": lsn,
         "xmin": None,
+        "origin": None,
+        "origin_lsn": None,
     }
 
 
@@ -415,13 +442,16 @@ def mysql_source(
     snapshot: str = "false",
     thread: int | None = None,
     server_id: int = 223344,
+    gtid: str | None = None,
 ) -> dict[str, Any]:
-    """MySQL `source`: binlog `file`, `pos` of the rows event and `row` within it."""
+    """MySQL and MariaDB `source`: binlog `file`, `pos` of the rows event and `row` within it;
+    `event_ms` has whole seconds (the binlog's clock). MariaDB's streamed events carry the
+    transaction's GTID (`domain-server-sequence`); snapshot rows have server id 0 and none."""
     return {
         **_common_source(table.connector, event_ms * 1000, snapshot),
         "table": table.name,
         "server_id": server_id,
-        "gtid": None,
+        "gtid": gtid,
         "file": file,
         "pos": pos,
         "row": row,
@@ -506,6 +536,103 @@ def message_record(
     )
 
 
+def context_headers(connector: Connector, run_id: str) -> tuple[tuple[str, str], ...]:
+    """The headers Debezium 3 adds to every record of a connector's task (changes, tombstones,
+    schema change events; not transaction markers): its logical name (topic prefix), the task,
+    the connector's kind and the id of the run (new at each start of the connector)."""
+    return (
+        (f"{CONTEXT_HEADER}connectorLogicalName", connector.name),
+        (f"{CONTEXT_HEADER}taskId", "0"),
+        (f"{CONTEXT_HEADER}connectorName", connector.kind),
+        (f"{CONTEXT_HEADER}runId", run_id),
+    )
+
+
+def transaction_marker(
+    connector: Connector,
+    status: str,
+    transaction_id: str,
+    ts_ms: int,
+    collections: Mapping[str, int] | None = None,
+) -> Record:
+    """A BEGIN or END record on `<prefix>.transaction` (provide.transaction.metadata=true): END
+    has the transaction's event count and the count per table (`<db>.<table>`)."""
+    common = "io.debezium.connector.common"
+    key_schema = _struct(_fields("id:string!"), f"{common}.TransactionMetadataKey", False, version=1)
+    collection = _struct(
+        _fields("data_collection:string! event_count:int64!"), "event.collection", True, version=1
+    )
+    collections_field = {"type": "array", "items": collection, "optional": True, "field": "data_collections"}
+    value_fields = [*_fields("status:string! id:string! event_count:int64"), collections_field]
+    value_schema = _struct(
+        [*value_fields, *_fields("ts_ms:int64!")], f"{common}.TransactionMetadataValue", False, version=1
+    )
+    payload = {
+        "status": status,
+        "id": transaction_id,
+        "event_count": None if collections is None else sum(collections.values()),
+        "data_collections": None
+        if collections is None
+        else [{"data_collection": c, "event_count": n} for c, n in collections.items()],
+        "ts_ms": ts_ms,
+    }
+    return Record(
+        connector.transaction_topic,
+        {"schema": key_schema, "payload": {"id": transaction_id}},
+        {"schema": value_schema, "payload": payload},
+    )
+
+
+def schema_change_record(
+    table: Table, change_type: str, ddl: str, source: dict[str, Any], processed_ns: int
+) -> Record:
+    """A MySQL / MariaDB schema change event on the topic `<prefix>`: the DDL as run, and the
+    table's structure after it in `tableChanges` (type CREATE, ALTER or DROP)."""
+    connector, names = table.connector, f"io.debezium.connector.{table.connector.kind}"
+    columns = [
+        {
+            "name": c.name,
+            "typeName": c.kind.upper(),
+            "position": position,
+            "optional": c.optional,
+            "scale": c.scale if c.kind == "decimal" else None,
+        }
+        for position, c in enumerate(table.columns, start=1)
+    ]
+    structure = {
+        "defaultCharsetName": "utf8mb4",
+        "primaryKeyColumnNames": list(table.key),
+        "columns": columns,
+    }
+    change = {
+        "type": change_type,
+        "id": f'"{connector.db}"."{table.name}"',
+        "table": None if change_type == "DROP" else structure,
+    }
+    key_schema = _struct(_fields("databaseName:string!"), f"{names}.SchemaChangeKey", False, version=1)
+    value_fields = [
+        source_schema(connector.kind),
+        *_fields("ts_ms:int64! databaseName:string schemaName:string"),
+    ]
+    value_fields += _fields("ddl:string")
+    change_schema = _struct(_fields("type:string! id:string!"), "io.debezium.connector.schema.Change", False)
+    value_fields.append({"type": "array", "items": change_schema, "optional": False, "field": "tableChanges"})
+    value_schema = _struct(value_fields, f"{names}.SchemaChangeValue", False, version=1)
+    payload = {
+        "source": source,
+        "ts_ms": processed_ns // 1_000_000,
+        "databaseName": connector.db,
+        "schemaName": None,
+        "ddl": ddl,
+        "tableChanges": [change],
+    }
+    return Record(
+        connector.schema_change_topic,
+        {"schema": key_schema, "payload": {"databaseName": connector.db}},
+        {"schema": value_schema, "payload": payload},
+    )
+
+
 def key_change_records(
     table: Table,
     old_key: Row,
@@ -514,9 +641,10 @@ def key_change_records(
     create_value: dict[str, Any],
     with_schema: bool = True,
 ) -> list[Record]:
-    """A primary-key update as SQL Server and PostgreSQL connectors send it: the delete of the
-    old key (header `__debezium.newkey`), its tombstone, the create of the new key (header
-    `__debezium.oldkey`). Header values are the keys' JSON without schema."""
+    """A primary-key update as the SQL Server, PostgreSQL and MariaDB connectors send it: the
+    delete of the old key (header `__debezium.newkey`), its tombstone, the create of the new key
+    (header `__debezium.oldkey`), at one source position. Header values are the keys' JSON
+    without schema."""
     old, new = key_message(table, old_key, with_schema), key_message(table, new_key, with_schema)
     old_text, new_text = dumps(key_message(table, old_key, False)), dumps(key_message(table, new_key, False))
     return [

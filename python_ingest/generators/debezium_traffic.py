@@ -1,10 +1,18 @@
-"""Realistic Debezium traffic from SQL Server, PostgreSQL and MySQL connectors,
-with the expected outcome.
+"""Realistic Debezium traffic from SQL Server, PostgreSQL, MySQL and MariaDB
+connectors, with the expected outcome.
 
-Simulates five tables: an initial snapshot (`op` r), then small transactions of
-inserts, updates and deletes, primary-key changes, a PostgreSQL truncate
-followed by new inserts (one reusing a truncated key), logical decoding
+Simulates six tables: an initial snapshot (`op` r), then small transactions of
+inserts, updates and deletes, primary-key changes, a PostgreSQL and a MariaDB
+truncate followed by new inserts (one reusing a truncated key), logical decoding
 messages, REPLICA IDENTITY DEFAULT partial images and unchanged TOASTed values.
+The MariaDB table's connector sends what real MariaDB connectors send besides
+row changes: schema change events (the snapshot's DROP / CREATE TABLE, and an
+ALTER TABLE adding a column mid-stream, after which row images carry it) and
+transaction markers (provide.transaction.metadata: a BEGIN for every streamed
+transaction, an END for those that changed rows); its GTIDs identify the
+transactions, several of which share a second of its binlog clock, so only the
+binlog position orders them. Every record of a connector's task carries the
+`__debezium.context.*` headers, whose run id changes when the connector restarts.
 Every topic has several partitions and each record goes where Kafka's default
 partitioner puts its key, so one key's changes stay in order while a table's
 do not. A connector restart re-sends its last transaction (same content, new
@@ -25,11 +33,13 @@ so a test can compare gold.cdc_current with them exactly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -43,6 +53,7 @@ from python_ingest.generators.debezium_messages import (
     Table,
     change_value,
     columns,
+    context_headers,
     contract_text,
     dumps,
     encode,
@@ -57,9 +68,11 @@ from python_ingest.generators.debezium_messages import (
     nano_time,
     nano_timestamp,
     postgresql_source,
+    schema_change_record,
     sqlserver_lsn,
     sqlserver_source,
     transaction_block,
+    transaction_marker,
 )
 from python_ingest.generators.sorted_keys import SortedKeyDict
 
@@ -79,6 +92,7 @@ class Feed:
     schemaless: bool = False  # through the S3 sink: value payloads only, in jsonl/
     full_identity: bool = True  # False: PostgreSQL REPLICA IDENTITY DEFAULT (partial before images)
     toast_column: str | None = None  # large unchanged values arrive as the placeholder in updates
+    added_column: Column | None = None  # added by an ALTER TABLE mid-stream (nullable, no default)
 
 
 def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop")) -> tuple[Feed, ...]:
@@ -88,6 +102,7 @@ def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop
     sqlserver, postgres = Connector("sqlserver", "gensql", db), Connector("postgresql", "genpg", db)
     inventory = Connector("postgresql", "invpg", schemaless_dbs[0])
     mysql = Connector("mysql", "genmysql", schemaless_dbs[1])
+    mariadb = Connector("mariadb", "genmaria", db)
     # nvarchar, int, nvarchar, decimal(12,2), bit, date, datetime2(7), datetimeoffset, time(3), varbinary
     accounts = columns(
         "region:string! account_no:int32! owner:string balance:decimal(12,2) active:boolean opened_on:date "
@@ -110,6 +125,11 @@ def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop
     )
     # int, varchar, int, boolean, varchar
     orders = columns("order_id:int32! customer:string quantity:int32 paid:boolean status:string")
+    # int, varchar, decimal(10,2), BOOLEAN (TINYINT(1)), uuid, datetime(6), timestamp(6); then note varchar
+    products = columns(
+        "product_id:int32! name:string price:decimal(10,2) active:tinyint1 uid:uuid "
+        "added_at:micro_timestamp updated_at:zoned_timestamp"
+    )
     return (
         Feed(Table(sqlserver, "dbo", "accounts", accounts, ("region", "account_no"))),
         Feed(Table(sqlserver, "dbo", "transfers", transfers, ("transfer_id",))),
@@ -120,6 +140,9 @@ def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop
         ),
         Feed(Table(inventory, "public", "shipments", shipments, ("shipment_id",)), schemaless=True),
         Feed(Table(mysql, None, "orders", orders, ("order_id",)), schemaless=True),
+        Feed(
+            Table(mariadb, None, "products", products, ("product_id",)), added_column=Column("note", "string")
+        ),
     )
 
 
@@ -176,9 +199,22 @@ class _Simulation:
         self.sql_lsn, self.sql_commit, self.sql_change = (0x2B << 48) | (0xF98 << 16), 0, 0
         self.pg_lsn, self.pg_tx, self.pg_last_commit = 24_023_128, 555, None
         self.binlog, self.binlog_pos, self.mysql_event, self.mysql_row = 3, 157, ("", ""), 0
+        self.gtid_sequence, self.gtid = 10, ""  # MariaDB: domain 0, server 1, the sequence
         self.connector = feeds[0].table.connector  # of the current transaction
-        self.tx_records: list[Record] = []  # what a restart re-sends
-        self.total_order, self.table_order = 0, Counter[str]()  # SQL Server transaction metadata
+        self.tx_records: list[tuple[Record, bool]] = []  # what a restart re-sends (record, with context)
+        self.total_order, self.table_order = 0, Counter[str]()  # transaction metadata (SQL Server, MariaDB)
+        self.tx_rows: Counter[str] = Counter()  # MariaDB: row events per table of the current transaction
+        self.structure = {f.table.table_id: f.table for f in feeds}  # each table's columns now
+        self.restarts: Counter[str] = Counter()  # per connector: its run id changes at each restart
+
+    def _table(self, feed: Feed) -> Table:
+        """The feed's table with the columns it has now (an ALTER may have added one)."""
+        return self.structure[feed.table.table_id]
+
+    def _run_id(self, connector: Connector) -> str:
+        """The id of the connector's current run (`__debezium.context.runId`): a UUID."""
+        digest = hashlib.sha256(f"{connector.name}:{self.restarts[connector.name]}".encode()).digest()
+        return str(uuid.UUID(bytes=digest[:16]))
 
     # -- values -------------------------------------------------------------------
     def _large_text(self) -> str:
@@ -199,6 +235,10 @@ class _Simulation:
             return None
         if kind == "boolean":
             return rng.random() < 0.5
+        if kind == "tinyint1":  # MySQL / MariaDB BOOLEAN: 0 or 1
+            return rng.randint(0, 1)
+        if kind == "uuid":
+            return str(uuid.UUID(int=rng.getrandbits(128)))
         if kind == "int16":
             return rng.randint(-32768, 32767)
         if kind in ("int32", "int64"):
@@ -222,8 +262,8 @@ class _Simulation:
             moment -= timedelta(microseconds=moment.microsecond % 1000)
         elif rng.random() < 0.2:
             moment = moment.replace(microsecond=0)
-        if kind == "zoned_timestamp":  # PostgreSQL sends timestamptz in UTC; datetimeoffset keeps its offset
-            minutes = 0 if feed.table.connector.kind == "postgresql" else rng.choice((-180, 0, 330, 540))
+        if kind == "zoned_timestamp":  # UTC but SQL Server's datetimeoffset, which keeps its offset
+            minutes = 0 if feed.table.connector.kind != "sqlserver" else rng.choice((-180, 0, 330, 540))
             return moment.replace(tzinfo=UTC).astimezone(timezone(timedelta(minutes=minutes)))
         return moment
 
@@ -249,21 +289,43 @@ class _Simulation:
         """A new row (as sent, as text): `fixed` natural values, random ones for the other columns."""
         sent: dict[str, Any] = {}
         text: dict[str, str | None] = {}
-        for column in feed.table.columns:
+        for column in self._table(feed).columns:
             value = fixed[column.name] if column.name in fixed else self._natural(feed, column)
             sent[column.name], text[column.name] = self._cell(column, value)
         return sent, text
 
+    def _full(self, feed: Feed, sent: Mapping[str, Any], text: Mapping[str, str | None] | None = None) -> Any:
+        """A row image with every column the table has now: a column added since the row was
+        written is NULL (a binlog row image is always whole). With `text`, both forms."""
+        names = [c.name for c in self._table(feed).columns]
+        full_sent = {**dict.fromkeys(names), **sent}
+        return full_sent if text is None else (full_sent, {**dict.fromkeys(names), **text})
+
     # -- transactions and positions -------------------------------------------------
-    def _begin(self, connector: Connector) -> None:
+    def _begin(self, connector: Connector, streaming: bool = True) -> None:
         self.connector, self.tx_records = connector, []
-        self.clock += timedelta(seconds=self.rng.randint(1, 20), microseconds=self.rng.randrange(1_000_000))
+        # MariaDB's transactions come in quick succession: several in one second of its binlog clock,
+        # so only the binlog position orders them.
+        seconds = 0 if connector.kind == "mariadb" else self.rng.randint(1, 20)
+        self.clock += timedelta(seconds=seconds, microseconds=self.rng.randrange(1_000_000))
         self.commit, self.total_order, self.table_order = self.clock, 0, Counter()
         self.sql_change, self.sql_commit = self.sql_lsn, self.sql_lsn + 0x10000
-        self.mysql_event = ("", "")
+        self.mysql_event, self.tx_rows = ("", ""), Counter()
+        if connector.kind == "mariadb" and streaming:  # a GTID per transaction, and its BEGIN marker
+            self.gtid_sequence += 1
+            self.gtid = f"0-1-{self.gtid_sequence}"
+            self._publish(transaction_marker(connector, "BEGIN", self.gtid, self._binlog_ms()), context=False)
+
+    def _binlog_ms(self) -> int:
+        """The commit time as MySQL and MariaDB report it: whole seconds, in milliseconds."""
+        return micro_timestamp(self.commit) // 1_000_000 * 1000
 
     def _commit(self) -> None:
         kind = self.connector.kind
+        if kind == "mariadb" and self.tx_rows:  # END only after row events (none after DDL, TRUNCATE)
+            collections = {f"{self.connector.db}.{t}": n for t, n in self.tx_rows.items()}
+            end = transaction_marker(self.connector, "END", self.gtid, self._binlog_ms(), collections)
+            self._publish(end, context=False)
         if kind == "sqlserver":
             self.sql_lsn = self.sql_commit + self.rng.randint(0x10, 0x100)
         elif kind == "postgresql":
@@ -275,8 +337,9 @@ class _Simulation:
                 self.binlog, self.binlog_pos = self.binlog + 1, 157
         if self.tx_records and self.rng.random() < self.redelivery_rate:  # restart: the last tx again
             self.processed += 5 * 10**9
-            for record in list(self.tx_records):
-                self._publish(record)
+            self.restarts[self.connector.name] += 1  # a new run: a new run id in the headers
+            for record, context in list(self.tx_records):
+                self._publish(record, context)
             self.redeliveries += len(self.tx_records)
 
     def _source(self, table: Table, op: str, snapshot: str = "false", same_change: bool = False) -> dict:
@@ -297,11 +360,19 @@ class _Simulation:
             return postgresql_source(
                 table.connector, commit_us, self.pg_tx, self.pg_lsn, last, snapshot, table
             )
-        if streaming and self.mysql_event == (table.name, op):  # another row of a multi-row event
+        if streaming and same_change:  # the other half of a key change: the same row of one event
+            pass
+        elif streaming and self.mysql_event == (table.name, op):  # another row of a multi-row event
             self.mysql_row += 1
         elif streaming:
             self.binlog_pos += rng.randint(180, 900)
             self.mysql_event, self.mysql_row = (table.name, op), 0
+        if kind == "mariadb":  # server id 1 and the GTID when streaming; 0 and none in the snapshot
+            file = f"mariadb-bin.{self.binlog:06d}"
+            row, server, gtid = (self.mysql_row, 1, self.gtid) if streaming else (0, 0, None)
+            return mysql_source(
+                table, self._binlog_ms(), file, self.binlog_pos, row, snapshot, None, server, gtid
+            )
         row, thread = (self.mysql_row, 7) if streaming else (0, None)
         file = f"mysql-bin.{self.binlog:06d}"
         return mysql_source(
@@ -316,19 +387,29 @@ class _Simulation:
         return self.processed
 
     def _value(self, feed: Feed, op: str, before: Any, after: Any, source: dict) -> dict[str, Any]:
-        processed, transaction = self._tick(), None
-        if feed.table.connector.kind == "sqlserver" and op != "r":  # provide.transaction.metadata=true
+        processed, transaction, kind = self._tick(), None, feed.table.connector.kind
+        if kind in ("sqlserver", "mariadb") and op != "r":  # provide.transaction.metadata=true
             self.total_order += 1
             self.table_order[feed.table.name] += 1
             order = (self.total_order, self.table_order[feed.table.name])
-            transaction = transaction_block(source["commit_lsn"], *order)
+            transaction = transaction_block(
+                source["commit_lsn"] if kind == "sqlserver" else self.gtid, *order
+            )
+            if op != "t":
+                self.tx_rows[feed.table.name] += 1
         return change_value(
-            feed.table, op, before, after, source, processed, transaction, not feed.schemaless
+            self._table(feed), op, before, after, source, processed, transaction, not feed.schemaless
         )
 
-    def _publish(self, record: Record) -> None:
-        self.produced.append((record, self.processed // 1_000_000 + self.rng.randint(1, 15)))
-        self.tx_records.append(record)
+    def _publish(self, record: Record, context: bool = True) -> None:
+        """Produce `record` now; `context`: with the `__debezium.context.*` headers of the
+        current connector's run (every record of a connector's task but transaction markers)."""
+        sent = record
+        if context:
+            headers = record.headers + context_headers(self.connector, self._run_id(self.connector))
+            sent = Record(record.topic, record.key, record.value, headers)
+        self.produced.append((sent, self.processed // 1_000_000 + self.rng.randint(1, 15)))
+        self.tx_records.append((record, context))
 
     def _event(
         self, feed: Feed, op: str, before: Any, after: Any, key_row: Mapping, snapshot: str = "false"
@@ -345,18 +426,46 @@ class _Simulation:
 
     def _before(self, feed: Feed, sent: Mapping[str, Any]) -> dict[str, Any]:
         """A delete's before image: whole, or only the key (REPLICA IDENTITY DEFAULT)."""
-        return dict(sent) if feed.full_identity else key_only_image(feed.table, sent)
+        return (
+            self._full(feed, sent)
+            if feed.full_identity
+            else key_only_image(feed.table, self._full(feed, sent))
+        )
 
     # -- operations -----------------------------------------------------------------
     def snapshot(self) -> None:
-        """Each connector's initial snapshot: rows read with `op` r, the last marked `last`."""
+        """Each connector's initial snapshot: rows read with `op` r, marked as Debezium 3 marks
+        them (`first`, each table's `first_in_data_collection` and `last_in_data_collection`,
+        `true` between, `last`). MySQL and MariaDB connectors first report each table's DDL."""
         for connector in dict.fromkeys(f.table.connector for f in self.feeds):
-            self._begin(connector)
-            rows = [f for f in self.feeds if f.table.connector == connector for _ in range(SNAPSHOT_ROWS)]
+            self._begin(connector, streaming=False)
+            feeds = [f for f in self.feeds if f.table.connector == connector]
+            if connector.kind == "mariadb":
+                for feed in feeds:
+                    table, name = feed.table, f"`{connector.db}`.`{feed.table.name}`"
+                    for change, ddl in (
+                        ("DROP", f"DROP TABLE IF EXISTS {name}"),
+                        ("CREATE", f"CREATE TABLE {name}"),
+                    ):
+                        source = self._source(table, "ddl", "true")
+                        self._publish(schema_change_record(table, change, ddl, source, self._tick()))
+            rows = [f for f in feeds for _ in range(SNAPSHOT_ROWS)]
             for number, feed in enumerate(rows, start=1):
                 sent, text = self._row(feed, self._new_key(feed.table))
                 self.live[feed.table.table_id][key_text(feed.table, text)] = (sent, text)
-                self._event(feed, "r", None, sent, sent, "last" if number == len(rows) else "true")
+                first_of_table, last_of_table = number % SNAPSHOT_ROWS == 1, number % SNAPSHOT_ROWS == 0
+                marker = (
+                    "first"
+                    if number == 1
+                    else "last"
+                    if number == len(rows)
+                    else "first_in_data_collection"
+                    if first_of_table
+                    else "last_in_data_collection"
+                    if last_of_table
+                    else "true"
+                )
+                self._event(feed, "r", None, sent, sent, marker)
             self._commit()
 
     def insert(self, feed: Feed, fixed: Mapping[str, Any] | None = None) -> str:
@@ -369,8 +478,9 @@ class _Simulation:
 
     def update(self, feed: Feed, key: str, keep: str | None = None) -> None:
         """Some non-key columns change (never `keep`); an unchanged large TOASTed value is not sent."""
-        table, (old, old_text) = feed.table, self.live[feed.table.table_id][key]
-        sent, text = dict(old), dict(old_text)
+        table, (old, old_text) = self._table(feed), self.live[feed.table.table_id][key]
+        old = self._full(feed, old)  # the before image has every column the table has now
+        sent, text = self._full(feed, old, old_text)
         others = [c for c in table.columns if c.name not in (*table.key, keep)]
         changed = [c for c in others if self.rng.random() < 0.4] or [self.rng.choice(others)]
         for column in changed:
@@ -380,6 +490,20 @@ class _Simulation:
         if toast and all(c.name != toast for c in changed) and len(text[toast] or "") > TOAST_THRESHOLD:
             after[toast] = UNAVAILABLE
         self._event(feed, "u", old if feed.full_identity else None, after, sent)
+
+    def add_column(self, feed: Feed) -> None:
+        """ALTER TABLE ... ADD COLUMN (nullable, no default): later row images carry the column;
+        rows not changed since do not (gold has no value for it there). MySQL and MariaDB
+        connectors report the DDL as a schema change event."""
+        table, column = self._table(feed), feed.added_column
+        if column is None or any(c.name == column.name for c in table.columns):
+            return
+        altered = replace(table, columns=(*table.columns, column))
+        self.structure[table.table_id] = altered
+        if table.connector.kind in ("mysql", "mariadb"):
+            ddl = f"alter table {table.name} add column {column.name} varchar(100)"
+            source = self._source(altered, "ddl")
+            self._publish(schema_change_record(altered, "ALTER", ddl, source, self._tick()))
 
     def delete(self, feed: Feed, key: str) -> None:
         old, _ = self.live[feed.table.table_id].pop(key)
@@ -392,7 +516,7 @@ class _Simulation:
             self.insert(feed)
             return
         old, old_text = live.pop(self.rng.choice(live.sorted_keys()))
-        sent, text = dict(old), dict(old_text)
+        sent, text = self._full(feed, old, old_text)
         for name, value in self._new_key(table).items():
             sent[name], text[name] = self._cell(table.column(name), value)
         live[key_text(table, text)] = (sent, text)
@@ -504,16 +628,21 @@ def generate(
     feeds = default_feeds(db, schemaless_dbs)
     by_name = {f.table.name: f for f in feeds}
     accounts, items = by_name["accounts"], by_name["items"]
-    pg = items.table.connector
+    products = by_name["products"]
+    pg, maria = items.table.connector, products.table.connector
     simulation = _Simulation(feeds, rng, redelivery_rate)
     simulation.snapshot()
     schedule: list[tuple[float, Connector, Callable[[], None]]] = [
         (0.2, pg, lambda: simulation.message(pg, transactional=False)),
+        (0.25, maria, lambda: simulation.change_key(products)),
         (0.3, accounts.table.connector, lambda: simulation.change_key(accounts)),
         (0.4, pg, lambda: simulation.truncate(items)),
         (0.4, pg, lambda: simulation.refill(items)),
+        (0.45, maria, lambda: simulation.truncate(products)),
+        (0.45, maria, lambda: simulation.refill(products)),
         (0.6, pg, lambda: simulation.change_key(items)),
         (0.7, pg, lambda: simulation.toast_update(items)),
+        (0.85, maria, lambda: simulation.add_column(products)),  # late: some rows stay unchanged since
     ]
     connectors = list(dict.fromkeys(f.table.connector for f in feeds))
     while simulation.changes < changes:

@@ -2,7 +2,8 @@
 
 The test session's Spark holds its own lakehouse's embedded metastore, so a test that
 lands into another lakehouse (in subprocesses) reads it back through this module:
-``python -m tests.helpers.lakehouse_query "select ..."`` with ``$CDC_LAKEHOUSE_DIR`` set.
+``python -m tests.helpers.lakehouse_query "select ..." ["select ..." ...]`` with
+``$CDC_LAKEHOUSE_DIR`` set: one line of JSON rows per query, in one Spark session.
 """
 
 from __future__ import annotations
@@ -19,9 +20,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def query(lakehouse: Path, sql: str, timeout: float = 300) -> list[dict[str, Any]]:
     """The rows of `sql` on the lakehouse at `lakehouse` (a fresh Spark process)."""
+    return queries(lakehouse, [sql], timeout)[0]
+
+
+def queries(lakehouse: Path, sqls: list[str], timeout: float = 300) -> list[list[dict[str, Any]]]:
+    """The rows of each query in `sqls`, run one after the other in one fresh Spark process
+    (one Spark start for all of them)."""
     env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
     result = subprocess.run(
-        [sys.executable, "-m", "tests.helpers.lakehouse_query", sql],
+        [sys.executable, "-m", "tests.helpers.lakehouse_query", *sqls],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -30,8 +37,8 @@ def query(lakehouse: Path, sql: str, timeout: float = 300) -> list[dict[str, Any
         check=False,
     )
     if result.returncode != 0:
-        raise AssertionError(f"query failed ({result.returncode}): {sql}\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.splitlines()[-1])
+        raise AssertionError(f"query failed ({result.returncode}): {sqls}\n{result.stderr[-3000:]}")
+    return [json.loads(line) for line in result.stdout.splitlines()[-len(sqls) :]]
 
 
 def main() -> None:
@@ -40,8 +47,9 @@ def main() -> None:
     from python_ingest.profile import target_spark_parameters
 
     spark = active_session(target_spark_parameters())
-    rows = [row.asDict(recursive=True) for row in spark.sql(sys.argv[1]).collect()]
-    print(json.dumps(rows, default=str))
+    for sql in sys.argv[1:]:
+        rows = [row.asDict(recursive=True) for row in spark.sql(sql).collect()]
+        print(json.dumps(rows, default=str))
 
 
 if __name__ == "__main__":

@@ -98,6 +98,29 @@ def test_temporal_types_decode_to_the_contract_text_in_utc(name: str, value, tex
         ({"type": "bytes"}, "AQL/", "AQL/"),
         ({"type": "string"}, "text", "text"),
         ({"type": "string"}, None, None),
+        # As real Debezium 3.5 sends them (tests/e2e/test_real_producers.py): a PostgreSQL
+        # text[] as a JSON array, written back compact with its characters as they are (as
+        # PostgreSQL's array_to_json writes it); interval as MicroDuration, uuid, json and
+        # enum as text; MariaDB's BOOLEAN (TINYINT(1)) as an int16.
+        (
+            {"type": "array", "items": {"type": "string", "optional": True}},
+            ["x", "y z", None, 'q"', "Zoë", "back\\slash"],
+            '["x","y z",null,"q\\"","Zoë","back\\\\slash"]',
+        ),
+        ({"type": "array", "items": {"type": "int32", "optional": True}}, [], "[]"),
+        ({"type": "int64", "name": "io.debezium.time.MicroDuration"}, 37_091_106_789_000, "37091106789000"),
+        (
+            {"type": "string", "name": "io.debezium.data.Uuid"},
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        ),
+        ({"type": "string", "name": "io.debezium.data.Json"}, '{"b": 1, "a": [1,2]}', '{"b": 1, "a": [1,2]}'),
+        (
+            {"type": "string", "name": "io.debezium.data.Enum", "parameters": {"allowed": "sad,ok"}},
+            "ok",
+            "ok",
+        ),
+        ({"type": "int16"}, 1, "1"),
     ],
 )
 def test_plain_types_pass_in_their_text_form(field: dict, value, text: str | None) -> None:

@@ -9,13 +9,16 @@
 }}
 
 {#-
-  Every distinct Debezium message (SQL Server, PostgreSQL, MySQL: one
-  envelope) with its value and key parsed, with or without JsonConverter
+  Every distinct Debezium message (SQL Server, PostgreSQL, MySQL, MariaDB:
+  one envelope) with its value and key parsed, with or without JsonConverter
   schemas: what kind of message it is (row change, truncate, logical
-  decoding message, tombstone), where it sits in the source's commit order,
-  and the reason it cannot be used, if it cannot. Row images stay JSON text
-  here; int_debezium__decoded decodes them against their schemas.
-  Incremental: a run parses only the messages staged since its last run.
+  decoding message, tombstone; and what a connector writes to its other
+  topics: transaction markers of `<prefix>.transaction`, schema change events
+  of the `<prefix>` topic, records of the schema history topic), where it
+  sits in the source's commit order, and the reason it cannot be used, if
+  it cannot. Row images stay JSON text here; int_debezium__decoded decodes
+  them against their schemas. Incremental: a run parses only the messages
+  staged since its last run.
 -#}
 
 {%- set sqlserver_lsn = '^[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{4}$' %}
@@ -90,6 +93,13 @@ classified as (
             when payload.op in ('c', 'u', 'd', 'r') then 'row'
             when payload.op = 't' then 'truncate'
             when payload.op = 'm' then 'logical_message'
+            {#- The topics a connector writes besides its table topics: none has an op. -#}
+            when payload.op is null and payload.status in ('BEGIN', 'END') and payload.id is not null
+                then 'transaction'
+            when payload.op is null and payload.ddl is not null and payload.source.connector is not null
+                then 'schema_change'
+            when payload.op is null and payload.ddl is not null and payload.source.server is not null
+                then 'schema_history'
         end as message_kind,
         lower(payload.source.connector) as connector,
         upper(regexp_replace(payload.source.commit_lsn, '[^0-9A-Fa-f]', '')) as commit_lsn_hex,
@@ -130,7 +140,7 @@ final as (
                         lpad(coalesce(source.event_serial_no, '0'), 20, '0')
                     )
             when connector = 'postgresql' then lpad(source.lsn, 20, '0')
-            when connector = 'mysql'
+            when connector in ('mysql', 'mariadb')
                 then concat_ws(
                         ':',
                         coalesce(source.file, ''),
@@ -139,7 +149,23 @@ final as (
                     )
             else lpad(cast(coalesce(source.ts_us, try_multiply(source.ts_ms, 1000)) as string), 20, '0')
         end as source_position,
-        coalesce(payload.transaction.id, source.txid, source.gtid) as transaction_id,
+        coalesce(
+            payload.transaction.id,
+            source.txid,
+            source.gtid,
+            case when message_kind = 'transaction' then payload.id end
+        ) as transaction_id,
+        case when message_kind = 'transaction' then payload.status end as transaction_status,
+        case when message_kind in ('schema_change', 'schema_history') then payload.ddl end as ddl_text,
+        case
+            when message_kind in ('schema_change', 'schema_history')
+                then upper(
+                        coalesce(
+                            get_json_object(payload.tablechanges, '$[0].type'),
+                            nullif(regexp_extract(payload.ddl, '^\\s*([A-Za-z]+)', 1), '')
+                        )
+                    )
+        end as ddl_operation,
         payload.before as before_text,
         payload.after as after_text,
         element_at(filter(image_schemas, f -> f.field = 'after'), 1).fields as after_schema_text,
@@ -168,6 +194,7 @@ final as (
             when message_key is not null and {{ json_shape('message_key') }} = 'too_deep'
                 then {{ too_deep_reason("'The Kafka key'") }}
             when message_value is null then null
+            when message_kind in ('transaction', 'schema_change', 'schema_history') then null
             when payload is null or payload.op is null
                 then case {{ json_shape('message_value') }}
                         when 'too_deep' then {{ too_deep_reason("'The message'") }}
@@ -222,7 +249,7 @@ final as (
                         ' is not a whole number of at most 20 digits (a PostgreSQL LSN): the change cannot be ordered.'
                     )
             when
-                connector = 'mysql'
+                connector in ('mysql', 'mariadb')
                 and (
                     not coalesce(source.file rlike '^[A-Za-z0-9._-]{1,255}$', false)
                     or not {{ is_digits('source.pos', 20) }}
@@ -232,7 +259,9 @@ final as (
                         'The binlog position (source.file, pos, row) is not a binlog file name with whole numbers ',
                         '(pos at most 20 digits, row at most 10): the change cannot be ordered.'
                     )
-            when connector not in ('sqlserver', 'postgresql', 'mysql') and coalesce(source.ts_us, source.ts_ms) < 0
+            when
+                connector not in ('sqlserver', 'postgresql', 'mysql', 'mariadb')
+                and coalesce(source.ts_us, source.ts_ms) < 0
                 then 'The source.ts_us / ts_ms is negative: the change cannot be ordered.'
             when commit_ts is null
                 then concat(
