@@ -23,215 +23,41 @@ three partitions before the connector starts: a truncate (no key) and the rows a
 in different partitions, so only the binlog position orders them.
 
 Every server stops when the module's fixture ends (the lakehouse's services too), also when a
-step fails. Skips when PostgreSQL and MariaDB are not installed or the servers' jars are not
-resolved (see tests/e2e/test_real_servers.py).
+step fails. The pipeline itself is tests/helpers/real_pipeline.py (also the demo,
+scripts/real_producers_demo.sh). Skips when PostgreSQL and MariaDB are not installed or the
+servers' jars are not resolved, unless $CDC_REQUIRE_REAL_SERVERS=1 (as under .ci/run).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.helpers.lakehouse_query import ROOT, queries
-from tests.helpers.real_servers import DebeziumConnect, KafkaBroker, MariaDB, Postgres, servers_installed
-from tests.helpers.real_workload import (
-    SENTINEL_TABLE,
-    Key,
-    Version,
-    Workload,
-    key_of,
-    mariadb_workload,
-    postgres_workload,
-)
-from tests.helpers.services import stop_services
+from tests.helpers.real_pipeline import Run, current_differences, run_pipeline
+from tests.helpers.real_servers import require_real_servers
+from tests.helpers.real_workload import Key, Version, key_of
 
 pytestmark = pytest.mark.services
-
-CONNECTOR_OPTIONS = {
-    "pg": {"skipped.operations": "none"},
-    "maria": {"skipped.operations": "none", "provide.transaction.metadata": "true"},
-}
-TOPIC_PATTERN = r"pg\..*|maria|maria\..*"  # every topic the two connectors write
-PARTITIONED_MARIADB_TOPICS = ("customers", "events")  # created with 3 partitions
 
 
 @pytest.fixture(scope="module", autouse=True)
 def servers_available() -> None:
-    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, service_classpath
-
-    missing = servers_installed()
-    if missing:
-        pytest.skip(missing)
-    try:
-        service_classpath("kafka-broker")
-        service_classpath("kafka-connect-debezium")
-    except JarsNotResolvedError as exc:
-        pytest.skip(str(exc))
-
-
-@dataclass
-class Run:
-    workloads: dict[str, Workload]  # connector (source_connector in silver) -> its workload
-    records: list[dict[str, Any]]  # every record the connectors wrote (kcat -J dicts)
-    current: list[dict[str, Any]]
-    history: list[dict[str, Any]]
-    quarantine: list[dict[str, Any]]
-    outcomes: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
-    schema_changes: list[dict[str, Any]]
-    control_events: list[dict[str, Any]]
-    seconds: dict[str, float]
-
-
-def run_process(command: list[str], lakehouse: Path, timeout: float) -> str:
-    """Run a project command against `lakehouse` in a process group of its own (its Spark JVM
-    goes with it, whatever happens); its output, or a failed assertion with the output."""
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == 0, f"{' '.join(command)} exited {process.returncode}:\n{output[-6000:]}"
-    return output
-
-
-def all_records(broker: KafkaBroker) -> list[dict[str, Any]]:
-    """Every record of every topic the connectors write, once two reads in a row find the same:
-    Debezium has sent everything (the workload's last step has already arrived)."""
-    previous: list[dict[str, Any]] | None = None
-    for _ in range(30):
-        topics = [t for t in broker.topics() if re.fullmatch(TOPIC_PATTERN, t)]
-        records = broker.consume(topics)
-        if previous is not None and len(records) == len(previous):
-            return records
-        previous = records
-        time.sleep(1)
-    raise AssertionError("the connectors kept writing for 30 reads of the topics")
+    require_real_servers()
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    root = tmp_path_factory.mktemp("real-producers")
-    lakehouse = root / "lakehouse"
-    seconds: dict[str, float] = {}
-    began = time.monotonic()
-
-    def lap(name: str) -> None:
-        seconds[name] = round(time.monotonic() - began - sum(seconds.values()), 1)
-
-    with contextlib.ExitStack() as lakehouse_services:
-        lakehouse_services.callback(stop_services, lakehouse)
-        with contextlib.ExitStack() as servers:
-            broker = servers.enter_context(KafkaBroker(root))
-            postgres = servers.enter_context(Postgres(root))
-            mariadb = servers.enter_context(MariaDB(root))
-            workloads = {"postgresql": postgres_workload(), "mariadb": mariadb_workload()}
-            databases = {"postgresql": postgres, "mariadb": mariadb}
-            for kind, workload in workloads.items():
-                workload.prepare(databases[kind])
-            for table in PARTITIONED_MARIADB_TOPICS:
-                broker.create_topic(
-                    f"{DebeziumConnect.maria_prefix}.{mariadb.database}.{table}", partitions=3
-                )
-            lap("servers")
-            connect = servers.enter_context(
-                DebeziumConnect(root, broker, postgres, mariadb, connector_options=CONNECTOR_OPTIONS)
-            )
-            lap("connect and snapshots")
-            for kind, workload in workloads.items():
-                workload.run(databases[kind])
-            sentinels = [connect.pg_topic(SENTINEL_TABLE), connect.maria_topic(SENTINEL_TABLE)]
-            connect.wait_for(sentinels, 2, timeout=120)
-            records = all_records(broker)
-            lap("workload")
-            landed = run_process(
-                [sys.executable, "-m", "python_ingest", "land", "--format", "debezium"]
-                + ["--kafka", broker.bootstrap, "--topic-pattern", TOPIC_PATTERN],
-                lakehouse,
-                timeout=300,
-            )
-            assert f"landed {len(records)} record(s)" in landed, landed
-            lap("land")
-        # The servers have stopped: the build has the machine to itself.
-        run_process([str(Path(sys.executable).parent / "dbt"), "build"], lakehouse, timeout=600)
-        lap("dbt build")
-        results = queries(
-            lakehouse,
-            [
-                "select table_id, primary_key, row_data from gold.cdc_current",
-                "select table_id, primary_key, version_number, is_deleted, operation, row_data "
-                "from gold.cdc_history order by table_id, key_hash, version_number",
-                "select message_id, reason from silver.cdc_quarantine",
-                "select b.source_uri, o.outcome, count(*) as messages "
-                "from (select distinct message_id, source_uri from bronze.raw_debezium) as b "
-                "left join silver.cdc_message_outcomes as o on b.message_id = o.message_id "
-                "group by b.source_uri, o.outcome",
-                "select source_connector, table_id, operation, primary_key, transaction_id, sequence "
-                "from silver.cdc_changes",
-                "select table_id, ddl_operation, ddl_text from silver.cdc_schema_changes",
-                "select control_type, transaction_id from silver.cdc_control_events",
-            ],
-        )
-        lap("queries")
-    print("\nreal producers, seconds:", seconds, "total", round(sum(seconds.values()), 1))
-    return Run(workloads, records, *results, seconds)
-
-
-def differences(expected: dict[Key, dict], found: dict[Key, dict]) -> list[str]:
-    """Readable differences between two tables' rows (key -> row): missing and extra keys, and
-    per key the columns whose values differ."""
-    lines = []
-    for key in sorted(set(expected) | set(found), key=str):
-        if key not in found:
-            lines.append(f"{dict(key)}: missing from gold (database: {expected[key]})")
-        elif key not in expected:
-            lines.append(f"{dict(key)}: in gold only ({found[key]})")
-        elif expected[key] != found[key]:
-            for column in sorted(set(expected[key]) | set(found[key])):
-                database, gold = expected[key].get(column, "(absent)"), found[key].get(column, "(absent)")
-                if database != gold:
-                    lines.append(f"{dict(key)} {column}: database {database!r}, gold {gold!r}")
-    return lines
+    return run_pipeline(tmp_path_factory.mktemp("real-producers"))
 
 
 def test_gold_current_equals_every_database_table(run: Run) -> None:
-    compared = 0
-    for workload in run.workloads.values():
-        for table_id, rows in workload.final.items():
-            expected = {key: workload.comparable(table_id, row) for key, row in rows.items()}
-            found = {
-                key_of(r["primary_key"]): workload.comparable(table_id, r["row_data"])
-                for r in run.current
-                if r["table_id"] == table_id
-            }
-            assert not differences(expected, found), f"{table_id}:\n" + "\n".join(
-                differences(expected, found)
-            )
-            compared += len(rows)
+    found = current_differences(run)
+    wrong = {table_id: lines for table_id, lines in found.items() if lines}
+    assert not wrong, "\n".join(f"{t}:\n" + "\n".join(lines) for t, lines in wrong.items())
     tables = {t for w in run.workloads.values() for t in w.final}
-    assert {r["table_id"] for r in run.current} == tables
+    assert {r["table_id"] for r in run.current} == tables == set(found)
+    compared = sum(len(rows) for w in run.workloads.values() for rows in w.final.values())
     assert compared == len(run.current) and compared > 20
 
 
