@@ -23,6 +23,7 @@ import pytest
 
 from python_ingest.containers import read_kcat
 from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.processes import kill_group, run_in_group
 from tests.helpers.real_servers import KafkaBroker, require_real_servers
 from tests.helpers.services import stop_services
 
@@ -41,41 +42,9 @@ def broker(tmp_path_factory: pytest.TempPathFactory):
         yield running
 
 
-def land(
-    lakehouse: Path, *args: str, kill_at: str | None = None, timeout: float = 300
-) -> tuple[int, str, str]:
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
-    env.pop("CDC_LAND_KILL_AT", None)
-    if kill_at:
-        env["CDC_LAND_KILL_AT"] = kill_at
-    process = subprocess.Popen(
-        [sys.executable, "-m", "python_ingest", "land", "--format", "debezium", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    finally:
-        _kill_group(process.pid)  # a killed run's Spark JVM must not outlive it
-    return process.returncode, out, err
-
-
-def _kill_group(group: int) -> None:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
+def land(lakehouse: Path, *args: str, kill_at: str | None = None) -> tuple[int, str, str]:
+    command = [sys.executable, "-m", "python_ingest", "land", "--format", "debezium", *args]
+    return run_in_group(command, lakehouse, kill_at, stderr_apart=True)
 
 
 def records(batch: int, count: int) -> list[tuple]:
@@ -188,5 +157,5 @@ def test_watch_lands_what_arrives_until_stopped(broker: KafkaBroker, tmp_path: P
         rows = bronze(lakehouse)
         assert len(rows) == 15 == len({r["message_id"] for r in rows})
     finally:
-        _kill_group(process.pid)
+        kill_group(process.pid)
         stop_services(lakehouse)

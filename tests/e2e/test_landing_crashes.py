@@ -18,11 +18,8 @@ Then bronze must equal the files message for message (ids and values, no duplica
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +28,8 @@ import pytest
 
 from python_ingest.containers import iter_messages
 from tests.helpers.eventhubs_capture import write_capture_file
-from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.lakehouse_query import query
+from tests.helpers.processes import run_in_group
 from tests.helpers.services import stop_services
 
 CHUNK_SIZE = 7
@@ -42,39 +40,10 @@ SIZES = (11, 13, 12)  # messages per file: 28 land before the growth, across all
 
 
 def land(lakehouse: Path, container: str, paths: list[Path], kill_at: str | None = None):
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
-    env.pop("CDC_LAND_KILL_AT", None)
-    if kill_at:
-        env["CDC_LAND_KILL_AT"] = kill_at
     args = ["land", "--format", FORMAT[container], "--container", container, "--chunk-size", str(CHUNK_SIZE)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "python_ingest", *args, *map(str, paths)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=300)
-    finally:
-        _kill_group(process.pid)  # the Spark JVM of a killed run must not outlive it
-    return process.returncode, output
-
-
-def _kill_group(group: int) -> None:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
+    command = [sys.executable, "-m", "python_ingest", *args, *map(str, paths)]
+    code, output, _ = run_in_group(command, lakehouse, kill_at)
+    return code, output
 
 
 # -- the three containers: write three files, then grow two of them ----------

@@ -15,17 +15,15 @@ in different partitions, so only the binlog position orders them.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.lakehouse_query import ROOT, queries
+from tests.helpers.lakehouse_query import queries
+from tests.helpers.processes import run_in_group
 from tests.helpers.real_servers import DebeziumConnect, KafkaBroker, MariaDB, Postgres
 from tests.helpers.real_workload import (
     SENTINEL_TABLE,
@@ -62,23 +60,8 @@ class Run:
 def run_process(command: list[str], lakehouse: Path, timeout: float) -> str:
     """Run a project command against `lakehouse` in a process group of its own (its Spark JVM
     goes with it, whatever happens); its output, or a failed assertion with the output."""
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == 0, f"{' '.join(command)} exited {process.returncode}:\n{output[-6000:]}"
+    code, output, _ = run_in_group(command, lakehouse, timeout=timeout)
+    assert code == 0, f"{' '.join(command)} exited {code}:\n{output[-6000:]}"
     return output
 
 

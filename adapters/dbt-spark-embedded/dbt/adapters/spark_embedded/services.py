@@ -66,6 +66,21 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _spawn(command: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a service in the background, in a session of its own (it outlives its starter),
+    its output going to `log`."""
+    with log.open("w", encoding="utf-8") as output:
+        return subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+
+
 def is_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -166,15 +181,7 @@ def ensure_metastore(lakehouse_dir: str | Path) -> str:
             os.environ.get("CDC_METASTORE_PORT", "0"),
             idle,
         ]
-        with log.open("w", encoding="utf-8") as output:
-            process = subprocess.Popen(
-                command,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=root,
-                start_new_session=True,
-            )
+        process = _spawn(command, log, root)
         state = {"pid": process.pid, "started_at": _now()}
         state_path.write_text(json.dumps(state), encoding="utf-8")
         port = _await_port(process.pid, log, "metastore service")
@@ -336,16 +343,7 @@ def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) 
             "HIVE_SERVER2_THRIFT_PORT": str(port),
             "PYSPARK_PYTHON": sys.executable,
         }
-        with log.open("w", encoding="utf-8") as output:
-            process = subprocess.Popen(
-                command,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=root,
-                env=environment,
-                start_new_session=True,
-            )
+        process = _spawn(command, log, root, environment)
         state = {"pid": process.pid, "port": port, "started_at": _now(), "url": jdbc_url(port)}
         state_path.write_text(json.dumps(state), encoding="utf-8")
         _await_endpoint(process.pid, port, log)
