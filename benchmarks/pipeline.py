@@ -17,13 +17,18 @@ Every phase runs as a separate process, the way a user runs it, against a fresh 
     generate           python -m python_ingest generate (one process per producer)
     spark start-up     benchmarks/bare_parse.py --noop: start Spark with the target's settings, select 1
     dbt start-up       dbt debug (dbt + Spark session, connection test)
-    land               python -m python_ingest land (one process per producer and container)
+    land               python -m python_ingest land --source ... (one process for every producer)
     bare Spark parse   benchmarks/bare_parse.py: from_json of every producer to the change shape
     dbt build (full)   dbt build --exclude-resource-type unit_test
     land (+1 %)        python -m python_ingest land of the new files
     dbt build (incr.)  dbt build --exclude-resource-type unit_test
     dbt build (none)   the same again, with nothing new landed: the fixed cost of a build at
                        this N (every node's start, commits, the data tests over whole tables)
+    land --watch       in a lakehouse of its own: `land --watch` over an inbox of the base
+                       files (timed from its start until all are committed), then the +1 %
+                       files appear in the inbox, timed until committed (no Spark start)
+
+--landing-only leaves out the dbt phases.
 
 Unit tests are left out of both builds, as in production: they test the SQL against fixed
 inputs, so they belong to development and CI (dbt's documentation says so), and they cost
@@ -45,6 +50,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -178,21 +184,100 @@ def split_files(source: Path, base: Path, more: Path, increment: float) -> tuple
     return kept, moved
 
 
-def land_commands(root: Path) -> list[list[str]]:
-    commands = []
+def land_sources(root: Path) -> list[str]:
+    """`--source FORMAT:CONTAINER:PATH` options for every producer's files under `root`."""
+    sources = []
     for producer, container, sub in LANDINGS:
         directory = root / producer / sub if sub else root / producer
         if directory.is_dir() and message_files(directory):
-            land = ["-m", "python_ingest", "land", "--format", producer, "--container", container]
-            commands.append([str(PYTHON), *land, str(directory)])
-    return commands
+            sources += ["--source", f"{producer}:{container}:{directory}"]
+    return sources
+
+
+def land_commands(root: Path) -> list[list[str]]:
+    """One `land` process for all the producers' files (one Spark start), as a user lands."""
+    return [[str(PYTHON), "-m", "python_ingest", "land", *land_sources(root)]]
+
+
+COMMITTED = re.compile(r": committed ([\d,]+) message\(s\)")
+
+
+class Watch:
+    """`land --watch` over `inbox`, its progress lines counted as they come."""
+
+    def __init__(self, inbox: Path, env: dict[str, str], log: Path) -> None:
+        command = [str(PYTHON), "-m", "python_ingest", "land", "--watch", "--interval", "1"]
+        self.log = log.open("a", encoding="utf-8")
+        self.log.write(f"$ {' '.join(command)} {' '.join(land_sources(inbox))}\n")
+        self.process = subprocess.Popen(
+            [*command, *land_sources(inbox)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.committed = 0
+
+    def until(self, total: int) -> None:
+        """Read progress lines until `total` messages have been committed since the start."""
+        while self.committed < total:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit(f"land --watch ended ({self.process.wait()}); see {self.log.name}")
+            self.log.write(line)
+            if found := COMMITTED.search(line):
+                self.committed += int(found[1].replace(",", ""))
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        rest, _ = self.process.communicate(timeout=300)
+        self.log.write(rest)
+        self.log.close()
+        if self.process.returncode != 0:
+            raise SystemExit(f"land --watch failed ({self.process.returncode}); see {self.log.name}")
+
+
+def watch_phases(home: Path, env: dict[str, str], log: Path, run: Run) -> list[Phase]:
+    """`land --watch` in a lakehouse of its own, over an inbox holding the base files: once it
+    has landed them, the +1 % files appear (hard links) and are timed until committed: the
+    cost of new data to a running watch, without Spark's start."""
+    inbox = home / "inbox"
+    for source, target in ((home / "base", inbox), (home / "more", inbox / "_more")):
+        for path in message_files(source):
+            (target / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target / path.relative_to(source))
+    watch_env = {**env, "CDC_LAKEHOUSE_DIR": str(home / "watch-lakehouse")}
+    started = time.perf_counter()
+    watch = Watch(inbox, watch_env, log)
+    try:
+        watch.until(run.base_messages)
+        base_seconds = time.perf_counter() - started
+        more = inbox / "_more"
+        started = time.perf_counter()
+        for path in message_files(more):  # the new files appear beside the landed ones
+            relative = path.relative_to(more)
+            target = inbox / relative.parent / "more" / relative.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.rename(target)
+        watch.until(run.base_messages + run.more_messages)
+        more_seconds = time.perf_counter() - started
+    finally:
+        watch.stop()
+    run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], watch_env, log)
+    shutil.rmtree(home / "watch-lakehouse", ignore_errors=True)
+    shutil.rmtree(inbox, ignore_errors=True)
+    return [
+        Phase("land --watch (start and base)", base_seconds, run.base_messages),
+        Phase("land --watch (+1%)", more_seconds, run.more_messages, spark=False),
+    ]
 
 
 def timed(commands: list[list[str]], env: dict[str, str], log: Path) -> float:
     return sum(run_process(command, env, log)[0] for command in commands)
 
 
-def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int) -> Run:
+def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, builds: bool = True) -> Run:
     """One measured run for N = `messages`."""
     home = workdir / f"n{messages}"
     shutil.rmtree(home, ignore_errors=True)
@@ -238,12 +323,17 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int) ->
         ("dbt build (incremental)", [BUILD], run.more_messages),
         ("dbt build (nothing new)", [BUILD], None),
     ]
+    if not builds:  # --landing-only
+        steps = [step for step in steps if not step[0].startswith("dbt")]
     for name, commands, handled in steps:
         spent = timed(commands, env, log)
         run.phases.append(Phase(name, spent, handled, len(commands)))
         print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
     # The first process started the lakehouse's metastore service (its start is in that phase).
     run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    for phase in watch_phases(home, env, log, run):
+        run.phases.append(phase)
+        print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
     if not keep:
         for directory in ("base", "more", "lakehouse", "dbt-target"):
             shutil.rmtree(home / directory, ignore_errors=True)
@@ -294,7 +384,11 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
             ("full build ÷ bare Spark parse", "dbt build (full)", "bare Spark parse"),
             ("incremental build ÷ full build", "dbt build (incremental)", "dbt build (full)"),
             ("nothing-new build ÷ full build", "dbt build (nothing new)", "dbt build (full)"),
+            ("land ÷ bare Spark parse", "land", "bare Spark parse"),
+            ("land --watch (+1%) ÷ land (+1%)", "land --watch (+1%)", "land (+1%)"),
         ):
+            if not all(any(p.name == name for p in run.phases) for name in (top, bottom)):
+                continue
             out.append(
                 (
                     f"{label} ({n})",
@@ -306,6 +400,8 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
         small, large = runs
         factor = large.target_messages / small.target_messages
         for name in ("land", "bare Spark parse", "dbt build (full)", "dbt build (incremental)"):
+            if not any(p.name == name for p in small.phases):
+                continue
             out.append(
                 (
                     f"{name}: {factor:g}× data ÷ 1× data",
@@ -373,6 +469,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"one CES change in this many carries 500 KB of LOB values (default {CES_LARGE_EVERY}; "
         "the generator's own default, 25, makes such events most of the bytes)",
     )
+    parser.add_argument(
+        "--landing-only",
+        action="store_true",
+        help="only generate, land, parse and watch: leave out the dbt phases",
+    )
     args = parser.parse_args(argv)
     if args.messages < 100 or (args.scale is not None and args.scale < 2):
         parser.error("--messages must be at least 100 and --scale at least 2")
@@ -382,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     host = machine()
     sizes = [args.messages] + ([args.messages * args.scale] if args.scale else [])
-    runs = [benchmark(n, workdir, args.keep, args.ces_large_every) for n in sizes]
+    runs = [benchmark(n, workdir, args.keep, args.ces_large_every, not args.landing_only) for n in sizes]
     text = report(runs, host, args.ces_large_every)
     (workdir / "results.md").write_text(text, encoding="utf-8")
     results = {

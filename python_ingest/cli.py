@@ -11,11 +11,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from python_ingest.bronze import BRONZE_FORMATS, FORMATS, bronze_table
+from python_ingest.bronze import FORMATS, bronze_table
 from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES
 from python_ingest.detect import detect_format
-
-AUTO = "auto"
+from python_ingest.landing import AUTO, FileSource
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -38,7 +37,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     land.add_argument(
         "--format",
-        required=True,
         choices=(*FORMATS, AUTO),
         help=(
             "producer format: names the bronze table; auto recognises each message's producer by its "
@@ -67,6 +65,34 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     land.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories")
+    land.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        type=_file_source,
+        metavar="FORMAT:CONTAINER:PATH",
+        help=(
+            "also land PATH's files of FORMAT in CONTAINER, e.g. debezium:kcat:dumps/ (repeat for "
+            "more): one process, one Spark start, for several bronze tables"
+        ),
+    )
+    land.add_argument(
+        "--watch",
+        action="store_true",
+        help=(
+            "keep landing what arrives (new files and the new lines of grown files, or new Kafka "
+            "records) until stopped with SIGTERM or Ctrl-C, which commits what was read and exits 0"
+        ),
+    )
+    land.add_argument(
+        "--interval",
+        "--poll-seconds",
+        dest="interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --watch: seconds from the start of one pass to the next (default 5)",
+    )
     kafka = land.add_argument_group(
         "straight from Kafka (instead of --container and PATH; README, 'Landing from Kafka')"
     )
@@ -93,15 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="Kafka client settings as name=value lines (keeps secrets off the command line)",
-    )
-    kafka.add_argument(
-        "--watch", action="store_true", help="keep landing what arrives until stopped (SIGTERM or Ctrl-C)"
-    )
-    kafka.add_argument(
-        "--poll-seconds",
-        type=float,
-        default=5.0,
-        help="with --watch: how long to wait when the topics hold nothing new (default 5)",
     )
 
     generate = commands.add_parser(
@@ -200,11 +217,22 @@ def _non_negative_int(text: str) -> int:
     return _whole_number(text, 0)
 
 
+def _file_source(text: str) -> FileSource:
+    try:
+        return FileSource.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _land_usage(args: argparse.Namespace) -> str | None:
     """Why the land options do not fit together, or None."""
+    if args.interval <= 0:
+        return "--interval must be more than 0 seconds"
     if args.kafka:
-        if args.container or args.paths:
-            return "--kafka lands topics: give --topic, not --container or paths"
+        if not args.format:
+            return "--kafka needs --format: the topics' producer format"
+        if args.container or args.paths or args.source:
+            return "--kafka lands topics: give --topic, not --container, --source or paths"
         if not args.topic and not args.topic_pattern:
             return "--kafka needs at least one --topic (or a --topic-pattern)"
         if args.topic_pattern:
@@ -215,13 +243,21 @@ def _land_usage(args: argparse.Namespace) -> str | None:
         if args.format == AUTO:
             return "--kafka needs the topics' producer format (--format auto reads files only)"
         return None
-    if args.topic or args.topic_pattern or args.watch or args.kafka_option or args.kafka_config:
+    if args.topic or args.topic_pattern or args.kafka_option or args.kafka_config:
+        return "--topic, --topic-pattern, --kafka-option and --kafka-config go with --kafka HOST:PORT"
+    named = args.format or args.container or args.paths
+    if (named or not args.source) and not (args.format and args.container and args.paths):
         return (
-            "--topic, --topic-pattern, --watch, --kafka-option and --kafka-config go with --kafka HOST:PORT"
+            "give --format, --container and at least one PATH (or --source FORMAT:CONTAINER:PATH, "
+            "or --kafka HOST:PORT --topic TOPIC)"
         )
-    if not args.container or not args.paths:
-        return "give --container and at least one PATH (or --kafka HOST:PORT --topic TOPIC)"
     return None
+
+
+def file_sources(args: argparse.Namespace) -> list[FileSource]:
+    """The file sources of a land command: --format, --container and the paths, then each --source."""
+    named = [FileSource(args.format, args.container, tuple(args.paths))] if args.paths else []
+    return [*named, *args.source]
 
 
 def land_command(args: argparse.Namespace) -> int:
@@ -236,12 +272,14 @@ def land_command(args: argparse.Namespace) -> int:
     from dbt.adapters.spark_embedded.python_submissions import active_session
 
     from python_ingest.checkpoints import CheckpointStore
-    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError, expand_paths
+    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError, StopFlag, WatchState
     from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
+    sources = file_sources(args)
     try:
         KillSwitch(os.environ.get(KILL_ENV))  # the crash tests' hook, checked before Spark starts
-        files = expand_paths(args.paths, args.container)
+        for source in sources:
+            source.files()  # every path exists
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)
     except (LandingError, ProfileError, LakehouseConfigError) as exc:
@@ -250,33 +288,65 @@ def land_command(args: argparse.Namespace) -> int:
     if home is None:
         print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
         return EXIT_USAGE
-    started = time.monotonic()
-    spark = None
+    spark = active_session(params)
+    # After Spark starts: pyspark's context installs a SIGINT handler of its own.
+    stop = StopFlag() if args.watch else None
     errors: list[str] = []
-    # --format auto: one pass per bronze table, each landing the messages of its shape.
-    targets = BRONZE_FORMATS if args.format == AUTO else (args.format,)
-    for target in targets:
-        table = bronze_table(target)
-        accept = (
-            (lambda message, target=target: detect_format(message) == target) if args.format == AUTO else None
-        )
-        print(f"landing {len(files)} file(s) into {table.qualified_name} ({args.container})", flush=True)
-        spark = spark or active_session(params)
-        checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
-        lander = Lander(
-            spark,
-            table,
-            checkpoints,
-            chunk_size=args.chunk_size,
-            max_message_bytes=args.max_message_bytes,
-            accept=accept,
-        )
-        report = lander.land(files, args.container)
-        print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
-        errors.extend(error for error in report.errors if error not in errors)
-    for error in errors:
-        print(f"error: {error}", file=sys.stderr)
-    return EXIT_FAILED if errors else EXIT_OK
+    # land --watch: what each (source, table) found in earlier passes.
+    watches = {
+        (i, t): WatchState(settle_seconds=max(30.0, 3 * args.interval))
+        for i, s in enumerate(sources)
+        for t in s.tables
+    }
+    if args.watch:
+        paths = ", ".join(f"{s.format}:{s.container}:{p}" for s in sources for p in s.paths)
+        print(f"watching {paths} every {args.interval:g}s (stop: Ctrl-C or SIGTERM)", flush=True)
+    while True:
+        started = time.monotonic()
+        for index, source in enumerate(sources):
+            for target in source.tables:
+                if stop is not None and stop.stopped:
+                    break
+                table = bronze_table(target)
+                accept = (
+                    (lambda message, target=target: detect_format(message) == target)
+                    if source.format == AUTO
+                    else None
+                )
+                try:
+                    files = source.files()
+                except LandingError as exc:  # a watched path went away
+                    print(f"error: {exc}", file=sys.stderr, flush=True)
+                    errors.append(str(exc))
+                    continue
+                if not args.watch:
+                    print(
+                        f"landing {len(files)} file(s) into {table.qualified_name} ({source.container})",
+                        flush=True,
+                    )
+                lander = Lander(
+                    spark,
+                    table,
+                    CheckpointStore(home / "ingest_checkpoints", table.name),
+                    chunk_size=args.chunk_size,
+                    max_message_bytes=args.max_message_bytes,
+                    accept=accept,
+                    stop=stop,
+                    watch=watches[(index, target)] if args.watch else None,
+                )
+                report = lander.land(files, source.container)
+                if not args.watch:
+                    print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
+                errors.extend(error for error in report.errors if error not in errors)
+        if stop is None:
+            for error in errors:
+                print(f"error: {error}", file=sys.stderr)
+            return EXIT_FAILED if errors else EXIT_OK
+        if not stop.stopped:
+            stop.sleep(args.interval - (time.monotonic() - started))
+        if stop.stopped:
+            print(f"stopped watching {paths}", flush=True)
+            return EXIT_OK
 
 
 def land_kafka_command(args: argparse.Namespace) -> int:
@@ -286,8 +356,8 @@ def land_kafka_command(args: argparse.Namespace) -> int:
     from dbt.adapters.spark_embedded.python_submissions import active_session
 
     from python_ingest.checkpoints import CheckpointStore
-    from python_ingest.kafka import KafkaLander, KafkaSource, StopFlag, read_settings
-    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError
+    from python_ingest.kafka import KafkaLander, KafkaSource, read_settings
+    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError, StopFlag
     from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
     try:
@@ -307,8 +377,9 @@ def land_kafka_command(args: argparse.Namespace) -> int:
     table = bronze_table(args.format)
     topics = source.describe()
     print(f"landing topic(s) {topics} from {source.bootstrap} into {table.qualified_name}", flush=True)
-    stop = StopFlag() if args.watch else None
     spark = active_session(params)
+    # After Spark starts: pyspark's context installs a SIGINT handler of its own.
+    stop = StopFlag() if args.watch else None
     checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
     while True:
         started = time.monotonic()
@@ -329,7 +400,7 @@ def land_kafka_command(args: argparse.Namespace) -> int:
         if stop is None:
             return EXIT_OK
         if not landed:
-            stop.sleep(args.poll_seconds)
+            stop.sleep(args.interval)
         if stop.stopped:
             print(f"stopped watching {topics}", flush=True)
             return EXIT_OK

@@ -139,20 +139,24 @@ class Line:
     cut: bool = False  # longer than the size limit: `data` is its first bytes
 
 
-def _lines(path: Path, resume: ResumePoint, max_bytes: int) -> Iterator[Line]:
+def _lines(path: Path, resume: ResumePoint, max_bytes: int, whole_lines: bool = False) -> Iterator[Line]:
     """Non-blank lines from a resume point. A line longer than `max_bytes` is cut to that
-    length (the rest is read past, never held in memory)."""
+    length (the rest is read past, never held in memory). With `whole_lines`, a last line
+    without its line ending is left for later: a writer may be in the middle of it."""
     offset, number = resume.byte_offset, resume.line_number
     with Path(path).open("rb") as handle:
         handle.seek(offset)
         while raw := handle.readline(max_bytes + 1):
             length, cut = len(raw), len(raw) > max_bytes and not raw.endswith(b"\n")
+            ended = raw.endswith(b"\n")
             if cut:
                 while rest := handle.readline(2**20):
                     length += len(rest)
-                    if rest.endswith(b"\n"):
+                    if ended := rest.endswith(b"\n"):
                         break
                 raw = raw[:max_bytes]
+            if whole_lines and not ended:
+                return
             offset += length
             number += 1
             line = raw[:-1] if raw.endswith(b"\n") else raw
@@ -212,11 +216,14 @@ def _plain_line(uri: str, line: Line, max_bytes: int, error: str | None = None) 
 
 
 def read_jsonl(
-    path: Path, resume: ResumePoint = ResumePoint(), max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    path: Path,
+    resume: ResumePoint = ResumePoint(),
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    whole_lines: bool = False,
 ) -> Iterator[RawMessage]:
     """One message per non-blank line, exactly as written."""
     uri = file_uri(path)
-    for line in _lines(path, resume, max_bytes):
+    for line in _lines(path, resume, max_bytes, whole_lines):
         yield _plain_line(uri, line, max_bytes)
 
 
@@ -269,13 +276,16 @@ def _kcat_message(record: Any, after: ResumePoint) -> RawMessage:
 
 
 def read_kcat(
-    path: Path, resume: ResumePoint = ResumePoint(), max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    path: Path,
+    resume: ResumePoint = ResumePoint(),
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    whole_lines: bool = False,
 ) -> Iterator[RawMessage]:
     """One Kafka record per line of `kcat -C -J` output. A line that is not a kcat envelope
     (whatever the reason: not JSON, nested too deep, fields out of range) lands as raw text
     with the reason in `x-cdc-ingest-error`."""
     uri = file_uri(path)
-    for line in _lines(path, resume, max_bytes):
+    for line in _lines(path, resume, max_bytes, whole_lines):
         if line.cut:
             yield _plain_line(uri, line, max_bytes)
             continue
@@ -412,13 +422,17 @@ def iter_messages(
     path: Path,
     resume: ResumePoint = ResumePoint(),
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    whole_lines: bool = False,
 ) -> Iterator[RawMessage]:
     """The messages of one file in a container, from a resume point on; a record longer than
-    `max_bytes` is cut to it and marked (`x-cdc-ingest-error`)."""
+    `max_bytes` is cut to it and marked (`x-cdc-ingest-error`). `whole_lines`: in a line
+    container, a last line without its line ending is not read yet (see _lines)."""
     try:
         reader = READERS[container]
     except KeyError:
         raise ValueError(
             f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}"
         ) from None
+    if container in LINE_CONTAINERS:
+        return reader(path, resume, max_bytes, whole_lines)
     return reader(path, resume, max_bytes)

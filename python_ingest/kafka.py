@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,20 +355,3 @@ class KafkaLander:
                 spans = ", ".join(f"{p.topic}[{p.partition}] {p.start}..{p.end - 1}" for p in chunk)
                 print(f"  landed offsets {spans}", file=self.out, flush=True)
         return landed
-
-
-class StopFlag:
-    """Set by SIGTERM or SIGINT: `land --watch` finishes the chunk it is writing, then exits."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self._stop)
-
-    def _stop(self, *_: Any) -> None:
-        self.stopped = True
-
-    def sleep(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while not self.stopped and time.monotonic() < deadline:
-            time.sleep(min(0.2, deadline - time.monotonic()))

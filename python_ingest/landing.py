@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,9 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from python_ingest.bronze import BronzeTable
+from python_ingest.bronze import BRONZE_FORMATS, FORMATS, BronzeTable
 from python_ingest.checkpoints import CheckpointStore, FileState, file_head
 from python_ingest.containers import (
+    CONTAINERS,
     DEFAULT_MAX_MESSAGE_BYTES,
     LINE_CONTAINERS,
     ContainerError,
@@ -31,6 +33,7 @@ from python_ingest.containers import (
     past_blank_lines,
 )
 
+AUTO = "auto"  # land --format auto: each message's producer recognised by its shape
 CHUNK_PROPERTY = "cdc.ingest-chunk"
 KILL_ENV = "CDC_LAND_KILL_AT"
 DEFAULT_CHUNK_SIZE = 50_000
@@ -43,6 +46,36 @@ FILE_SUFFIXES = {
 
 class LandingError(RuntimeError):
     """Wrong input that stops landing before anything is written."""
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """Files of one producer format in one container, as `land` is given them: `--format F
+    --container C PATH...`, or one `--source F:C:PATH`."""
+
+    format: str
+    container: str
+    paths: tuple[Path, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> FileSource:
+        """`FORMAT:CONTAINER:PATH` (the path may hold colons of its own)."""
+        source_format, _, rest = text.partition(":")
+        container, _, path = rest.partition(":")
+        if source_format not in (*FORMATS, AUTO) or container not in CONTAINERS or not path:
+            raise ValueError(
+                f"{text!r} is not FORMAT:CONTAINER:PATH with FORMAT one of {', '.join((*FORMATS, AUTO))} "
+                f"and CONTAINER one of {', '.join(CONTAINERS)}"
+            )
+        return cls(source_format, container, (Path(path),))
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The bronze tables it lands into: auto lands each message into its producer's."""
+        return BRONZE_FORMATS if self.format == AUTO else (self.format,)
+
+    def files(self) -> list[Path]:
+        return expand_paths(self.paths, self.container)
 
 
 @dataclass
@@ -66,6 +99,19 @@ class LandReport:
             text += f"; resumed {len(self.resumed)} file(s) where an earlier landing stopped:"
             text += "".join(f"\n  resumed {where}" for where in self.resumed)
         return text
+
+
+@dataclass
+class WatchState:
+    """What `land --watch` keeps between its passes over a table's files, each as (size,
+    mtime_ns): files it found landed to their end, and files it refused because they
+    changed. Either is passed over at once while it stays as it was."""
+
+    quiet: dict[str, tuple[int, int]] = field(default_factory=dict)
+    refused: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # A line file's last line without its line ending lands once the file has not changed
+    # for this long; until then its writer may be in the middle of it.
+    settle_seconds: float = 30.0
 
 
 def is_complete(state: FileState, container: str, size: int) -> bool:
@@ -102,6 +148,24 @@ class KillSwitch:
             self.count += 1
             if self.count == self.at:
                 os.kill(os.getpid(), signal.SIGKILL)
+
+
+class StopFlag:
+    """Set by SIGTERM or SIGINT: `land --watch` finishes the chunk it is reading (it commits
+    what it has read), then exits."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._stop)
+
+    def _stop(self, *_: Any) -> None:
+        self.stopped = True
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.stopped and time.monotonic() < deadline:
+            time.sleep(min(0.2, deadline - time.monotonic()))
 
 
 def new_batch_id(now: datetime) -> str:
@@ -151,6 +215,8 @@ class Lander:
         out: TextIO = sys.stdout,
         now: datetime | None = None,
         accept: Callable[[RawMessage], bool] | None = None,
+        stop: StopFlag | None = None,
+        watch: WatchState | None = None,
     ) -> None:
         self.spark = spark
         self.table = table
@@ -165,6 +231,10 @@ class Lander:
         self._states: dict[str, FileState] = {}
         self._chunks = 0
         self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
+        self.stop = stop  # land --watch: stop reading when set, commit what was read
+        self.watch = watch  # land --watch: what earlier passes found, and a line per commit
+        self._arrow_schema: Any = None
+        self._since = time.monotonic()
 
     # -- table -----------------------------------------------------------
     def prepare(self) -> None:
@@ -197,14 +267,27 @@ class Lander:
     def _flush(self) -> None:
         if not self._rows and not self._states:
             return
-        frame = (
-            self.spark.createDataFrame(self._rows, schema=self.table.ddl_columns, verifySchema=False)
-            if self._rows
-            else None
-        )
+        frame = self.spark.createDataFrame(self._arrow_chunk()) if self._rows else None
         self.append_chunk(frame, len(self._rows), files=dict(self._states))
         self._rows = []
         self._states = {}
+
+    def _arrow_chunk(self) -> Any:
+        """The open chunk's rows as one Arrow table in the bronze table's columns: Spark takes
+        it in Arrow batches, several times faster than Python rows it would pickle one by one."""
+        import pyarrow as pa
+
+        if self._arrow_schema is None:
+            from pyspark.sql.pandas.types import to_arrow_schema
+
+            declared = self.spark.createDataFrame([], self.table.ddl_columns).schema
+            self._arrow_schema = to_arrow_schema(declared)
+        arrays = []
+        for column, values in zip(self._arrow_schema, zip(*self._rows, strict=True), strict=True):
+            if pa.types.is_map(column.type):  # headers: Arrow takes a map as (key, value) pairs
+                values = [None if value is None else list(value.items()) for value in values]
+            arrays.append(pa.array(values, type=column.type))
+        return pa.Table.from_arrays(arrays, schema=self._arrow_schema)
 
     def append_chunk(
         self,
@@ -231,6 +314,15 @@ class Lander:
         self.checkpoints.commit()
         self.kill_switch.reached("after-commit")
         self.report.landed += count or 0
+        if self.watch is not None and (count or files):
+            seconds, self._since = time.monotonic() - self._since, time.monotonic()
+            print(
+                f"{self.table.qualified_name}: committed {count or 0:,} message(s) from "
+                f"{len(files or {}) or len(offsets or {})} file(s) in {seconds:.1f}s "
+                f"({(count or 0) / max(seconds, 1e-3):,.0f} messages/s)",
+                file=self.out,
+                flush=True,
+            )
         return count or 0
 
     def _snapshot_records(self, chunk_id: str) -> int:
@@ -244,7 +336,10 @@ class Lander:
     # -- files -----------------------------------------------------------
     def land_file(self, path: Path, container: str) -> None:
         key = file_uri(path)
-        size = path.stat().st_size
+        stat = path.stat()
+        size, seen = stat.st_size, (stat.st_size, stat.st_mtime_ns)
+        if self.watch is not None and seen in (self.watch.quiet.get(key), self.watch.refused.get(key)):
+            return
         state = self.checkpoints.files.get(key)
         self.report.files += 1
         if state is not None:
@@ -259,10 +354,14 @@ class Lander:
                     "differ); landing it again would mix two versions. Land the new content under a "
                     "new file name."
                 )
-                print(f"error: {self.report.errors[-1]}", file=self.out)
+                print(f"error: {self.report.errors[-1]}", file=self.out, flush=True)
+                if self.watch is not None:
+                    self.watch.refused[key] = seen
                 return
             self.report.skipped += state.messages
             if is_complete(state, container, size):
+                if self.watch is not None:
+                    self.watch.quiet[key] = seen
                 return
             where = state.resume.describe(container, size)
             self.report.resumed.append(f"{path} from {where}")
@@ -275,8 +374,9 @@ class Lander:
         landed_before = state.messages if state else 0
         head_length, head_sha = (state.head_length, state.head_sha256) if state else file_head(path)
         new_messages = 0
+        settling = self.watch is not None and time.time() - stat.st_mtime < self.watch.settle_seconds
         try:
-            for message in iter_messages(container, path, resume, self.max_message_bytes):
+            for message in iter_messages(container, path, resume, self.max_message_bytes, settling):
                 if self.accept is None or self.accept(message):
                     self._rows.append(self._row(message))
                     new_messages += 1
@@ -286,11 +386,16 @@ class Lander:
                 )
                 if len(self._rows) >= self.chunk_size:
                     self._flush()
-                    self._progress(path, message.resume, size)
+                    if self.watch is None:
+                        self._progress(path, message.resume, size)
+                if self.stop is not None and self.stop.stopped:
+                    return  # the file's state is its last message read; land() commits it
         except ContainerError as exc:
             self._flush()  # keep what was read before the damage
             self.report.errors.append(str(exc))
-            print(f"error: {exc}", file=self.out)
+            print(f"error: {exc}", file=self.out, flush=True)
+            if self.watch is not None:  # tried again once the file changes
+                self.watch.refused[key] = seen
             return
         # The whole file was read: its state is its end (past trailing blank lines).
         last = self._states.get(key) or self.checkpoints.files.get(key)
@@ -300,6 +405,8 @@ class Lander:
         self._states[key] = FileState(
             end, landed_before + new_messages, size, head_length, head_sha, at_end=True
         )
+        if self.watch is not None and (container not in LINE_CONTAINERS or end.byte_offset >= size):
+            self.watch.quiet[key] = seen
 
     def _progress(self, path: Path, resume: ResumePoint, size: int) -> None:
         where = (
@@ -323,6 +430,8 @@ class Lander:
         with self.checkpoints.locked(waiting):
             self.prepare()
             for path in files:
+                if self.stop is not None and self.stop.stopped:
+                    break
                 self.land_file(path, container)
             self._flush()
         return self.report

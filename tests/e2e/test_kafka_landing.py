@@ -119,7 +119,7 @@ def test_watch_lands_what_arrives_until_stopped(broker: KafkaBroker, tmp_path: P
     env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
     args = ["land", "--format", "debezium", "--kafka", broker.bootstrap, "--topic-pattern", r"maria\..*"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "python_ingest", *args, "--watch", "--poll-seconds", "0.5"],
+        [sys.executable, "-m", "python_ingest", *args, "--watch", "--interval", "0.5"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -4,7 +4,8 @@ module's own, its metastore service started on demand by whichever process comes
 a SQL client (PyHive) of the endpoint.
 
 - four `land` runs at once into one bronze table: each exits 0, bronze holds every message once;
-- a `dbt build` while a `land` runs: both exit 0, and the next build picks the messages up;
+- a `dbt build` while `land --watch` lands files arriving in its inbox: both exit 0 (the watch
+  on SIGTERM), and the next build picks the messages up;
 - a second `dbt build` while one runs: exits non-zero within seconds, in one line naming the
   running build, and changes nothing;
 - `lakehouse start | status | stop`, a port already in use, queries of gold while a build and a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.processes import Watch
 from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
@@ -134,7 +137,12 @@ def test_four_land_runs_at_once_into_one_table_lose_and_duplicate_nothing(lakeho
     assert project_sockets_outside_loopback() == []
 
 
-def test_a_build_and_a_land_run_side_by_side_and_a_second_build_is_refused(lakehouse, traffic) -> None:
+def test_a_build_and_a_land_watch_run_side_by_side_and_a_second_build_is_refused(
+    lakehouse, traffic, tmp_path
+) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    watch = Watch(lakehouse.path, [f"qlik:jsonl:{inbox}"], interval=1, chunk_size=50_000)
     build = lakehouse.start("dbt", "build")
     lock = lakehouse.path / "services" / "build.json"
     deadline = time.monotonic() + 300
@@ -145,14 +153,19 @@ def test_a_build_and_a_land_run_side_by_side_and_a_second_build_is_refused(lakeh
     second_started = time.monotonic()
     code, second = lakehouse.run("dbt", "build")
     refused_after = time.monotonic() - second_started
-    landed_code, landed = lakehouse.run(
-        "land", "--format", "qlik", "--container", "jsonl", str(traffic / "qlik")
-    )
-    running_meanwhile = build.poll() is None
+    # Files arrive in the watched inbox while the build runs; the watch lands them.
+    shutil.copytree(traffic / "qlik", inbox / "qlik")
+    expected = sum(1 for p in (inbox / "qlik").glob("*.jsonl") for line in p.open() if line.strip())
+    try:
+        watch.wait_for("qlik landed", lambda: watch.committed().get("bronze.raw_qlik") == expected, 300)
+        running_meanwhile = build.poll() is None
+    finally:
+        watched = watch.stop()
+    landed = watch.output
     output, _ = build.communicate(timeout=900)
 
     assert build.returncode == 0, output[-3000:]
-    assert landed_code == 0, landed
+    assert watched == 0 and watch.lines[-1].startswith("stopped watching"), landed
     assert code != 0
     holder = json.loads(lock.read_text())
     refusals = [line for line in second.splitlines() if "is building this lakehouse" in line]

@@ -31,6 +31,9 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["land", "--format", "ces", "--container", "parquet", "x"], "invalid choice: 'parquet'"),
         (["land", "--format", "ces", "--container", "jsonl"], "PATH"),
         (["land", "--format", "ces", "--container", "jsonl", "--chunk-size", "0", "x"], "at least 1"),
+        (["land", "--source", "ces:jsonl"], "is not FORMAT:CONTAINER:PATH"),
+        (["land", "--source", "oracle:jsonl:x"], "is not FORMAT:CONTAINER:PATH"),
+        (["land", "--format", "ces", "--source", "ces:jsonl:x"], "give --format, --container"),
         (["frobnicate"], "invalid choice"),
         (["generate", "--format", "ces", "--large-every", "-1", "x"], "at least 0"),
     ],
@@ -47,6 +50,20 @@ def test_missing_path_exits_2_before_spark(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert f"error: path not found: {missing}" in result.stderr
     assert "landing" not in result.stdout
+
+
+def test_sources_name_format_container_and_path() -> None:
+    from python_ingest.cli import build_parser, file_sources
+    from python_ingest.landing import FileSource
+
+    args = build_parser().parse_args(
+        ["land", "--format", "ces", "--container", "jsonl", "a", "b", "--source", "qlik:kcat:c:/d"]
+    )
+    assert file_sources(args) == [
+        FileSource("ces", "jsonl", (Path("a"), Path("b"))),
+        FileSource("qlik", "kcat", (Path("c:/d"),)),
+    ]
+    assert FileSource.parse("auto:jsonl:x").tables == ("ces", "debezium", "dataworks", "qlik", "unknown")
 
 
 def test_help_lists_formats_and_containers() -> None:

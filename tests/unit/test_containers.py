@@ -54,6 +54,26 @@ def test_jsonl_resumes_after_growth(tmp_path: Path) -> None:
     assert [m.source_offset for m in rest] == [4, 5]
 
 
+@pytest.mark.parametrize("container", ["jsonl", "kcat"])
+def test_whole_lines_leaves_a_last_line_without_its_ending_for_later(tmp_path: Path, container: str) -> None:
+    """land --watch reads a file while its writer appends: a last line without its line ending
+    may be half written, so it waits; it is read once ended, as one message."""
+    path = tmp_path / "growing.jsonl"
+    whole, half = kcat_line(offset=1, payload="a"), kcat_line(offset=2, payload="bb")
+    path.write_text(whole + "\n" + half[:20])
+    [first] = iter_messages(container, path, whole_lines=True)
+    assert first.resume.byte_offset == len(whole) + 1
+    assert list(iter_messages(container, path, first.resume, whole_lines=True)) == []
+    with path.open("a") as handle:
+        handle.write(half[20:] + "\n")
+    [second] = iter_messages(container, path, first.resume, whole_lines=True)
+    assert second.message_value == (half if container == "jsonl" else "bb")
+    assert second.resume.byte_offset == path.stat().st_size
+    # Without whole_lines (a one-off land), a file's last line is landed as it is.
+    path.write_text(whole + "\n" + half)
+    assert len(list(iter_messages(container, path))) == 2
+
+
 def kcat_line(**fields) -> str:
     record = {
         "topic": "t",

@@ -95,11 +95,12 @@ def test_chunks_hold_at_most_the_chunk_size() -> None:
 
 def test_land_options_fit_together(capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
-        ("--kafka", "h:1", "--container", "jsonl", "--topic", "t"): "not --container or paths",
+        ("--kafka", "h:1", "--container", "jsonl", "--topic", "t"): "not --container, --source or paths",
         ("--kafka", "h:1"): "needs at least one --topic",
         ("--kafka", "h:1", "--topic-pattern", "("): "is not a regular expression",
         ("--topic", "t", "--container", "jsonl", "x"): "go with --kafka",
-        ("--container", "jsonl"): "give --container and at least one PATH",
+        ("--container", "jsonl"): "give --format, --container and at least one PATH",
+        ("--container", "jsonl", "x", "--watch", "--interval", "0"): "--interval must be more than 0",
     }
     for options, said in cases.items():
         assert main(["land", "--format", "debezium", *options]) == 2
