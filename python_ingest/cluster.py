@@ -279,9 +279,11 @@ def command(action: str, directory: Path, workers: int, cores: int, memory: str)
             file=sys.stderr,
             flush=True,
         )
+        from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
+
         try:
             summary = start(directory, workers, cores, memory)
-        except ServerError as exc:
+        except (ServerError, JarsNotResolvedError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         print(exports(summary))
