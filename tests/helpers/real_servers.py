@@ -395,6 +395,19 @@ def require_real_servers(databases: bool = True) -> None:
     _skip_or_fail(missing)
 
 
+def require_cluster_servers() -> None:
+    """As :func:`require_real_servers`, for the loopback Spark cluster (python_ingest/cluster.py):
+    PostgreSQL and the metastore's JDBC driver in the jar cache."""
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
+    from dbt.adapters.spark_embedded.jars import service_classpath as classpath
+
+    try:
+        postgres_bin()
+        classpath("metastore-postgresql")
+    except (ServerError, JarsNotResolvedError) as exc:
+        _skip_or_fail(str(exc))
+
+
 def _skip_or_fail(missing: str | None) -> None:
     import pytest
 
