@@ -1,5 +1,6 @@
 """Command line: ``python -m python_ingest land ...`` (README, "Landing"), ``lakehouse``
-(start / stop / status of the SQL endpoint and metastore), ``generate``, ``scaffold``."""
+(start / stop / status of the SQL endpoint and metastore), ``generate``, ``scaffold``,
+``cluster`` (a Spark standalone cluster on 127.0.0.1, README "Running on a cluster")."""
 
 from __future__ import annotations
 
@@ -166,6 +167,28 @@ def build_parser() -> argparse.ArgumentParser:
     lakehouse.add_argument("action", choices=("start", "stop", "status"))
     lakehouse.add_argument(
         "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
+    )
+
+    cluster = commands.add_parser(
+        "cluster",
+        help="start, stop or show a Spark standalone cluster on 127.0.0.1 for the cluster target",
+        description=(
+            "start: PostgreSQL, the metastore service on it, a Spark standalone master and workers "
+            "from the pyspark installation, everything on 127.0.0.1 under DIR; prints the environment "
+            'of the cluster target (eval "$(... cluster start DIR)"). status: exits 0 and prints it '
+            "while every server runs. stop: stops them all (README, 'Running on a cluster')."
+        ),
+    )
+    cluster.add_argument("action", choices=("start", "stop", "status"))
+    cluster.add_argument(
+        "directory", type=Path, metavar="DIR", help="where the cluster's servers and data live"
+    )
+    cluster.add_argument("--workers", type=_positive_int, default=1, help="workers to start (default 1)")
+    cluster.add_argument(
+        "--worker-cores", type=_positive_int, default=1, help="cores of each worker (default 1)"
+    )
+    cluster.add_argument(
+        "--worker-memory", default="2g", help="memory of each worker for its executors (default 2g)"
     )
 
     scaffold = commands.add_parser(
@@ -548,4 +571,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return generate_command(args)
     if args.command == "scaffold":
         return scaffold_command(args)
+    if args.command == "cluster":
+        from python_ingest import cluster
+
+        return cluster.command(
+            args.action, args.directory, args.workers, args.worker_cores, args.worker_memory
+        )
     return EXIT_USAGE  # pragma: no cover - argparse requires a command

@@ -87,6 +87,7 @@ def target_spark_parameters(target: str | None = None, directory: Path | None = 
 
 
 def lakehouse_dir(target: str | None = None, directory: Path | None = None) -> Path | None:
-    """The target's lakehouse directory (local target), if it has one."""
+    """The target's lakehouse directory, if it has one: all state of the local target; landing
+    checkpoints and the build lock of the cluster target."""
     value = load_target(target, directory).get("lakehouse_dir")
     return Path(value).resolve() if value else None

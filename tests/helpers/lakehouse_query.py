@@ -3,7 +3,8 @@
 The test session's Spark holds its own lakehouse's embedded metastore, so a test that
 lands into another lakehouse (in subprocesses) reads it back through this module:
 ``python -m tests.helpers.lakehouse_query "select ..." ["select ..." ...]`` with
-``$CDC_LAKEHOUSE_DIR`` set: one line of JSON rows per query, in one Spark session.
+``$CDC_LAKEHOUSE_DIR`` set (and ``$DBT_TARGET`` for another target than the profile's
+default): one line of JSON rows per query, in one Spark session.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,13 @@ def query(lakehouse: Path, sql: str, timeout: float = 300) -> list[dict[str, Any
     return queries(lakehouse, [sql], timeout)[0]
 
 
-def queries(lakehouse: Path, sqls: list[str], timeout: float = 300) -> list[list[dict[str, Any]]]:
+def queries(
+    lakehouse: Path, sqls: list[str], timeout: float = 300, environment: Mapping[str, str] | None = None
+) -> list[list[dict[str, Any]]]:
     """The rows of each query in `sqls`, run one after the other in one fresh Spark process
-    (one Spark start for all of them)."""
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
+    (one Spark start for all of them), with the variables of `environment` besides (e.g.
+    ``DBT_TARGET`` and what that target needs)."""
+    env = {**os.environ, **(environment or {}), "CDC_LAKEHOUSE_DIR": str(lakehouse)}
     result = subprocess.run(
         [sys.executable, "-m", "tests.helpers.lakehouse_query", *sqls],
         cwd=ROOT,

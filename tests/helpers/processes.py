@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from python_ingest.landing import KILL_ENV
@@ -38,12 +38,14 @@ def run_in_group(
     kill_at: str | None = None,
     timeout: float = 300,
     stderr_apart: bool = False,
+    environment: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
     """Run `command` from the repository root against the lakehouse at `lakehouse`, with the
-    landing kill switch ``$CDC_LAND_KILL_AT`` set to `kill_at` (unset without it); then kill
-    what is left of its process group. Returns the exit status, the output, and the error
-    output when `stderr_apart` (else it is in the output, and '' is returned for it)."""
-    env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
+    landing kill switch ``$CDC_LAND_KILL_AT`` set to `kill_at` (unset without it) and the
+    variables of `environment` besides; then kill what is left of its process group. Returns
+    the exit status, the output, and the error output when `stderr_apart` (else it is in the
+    output, and '' is returned for it)."""
+    env = {**os.environ, **(environment or {}), "CDC_LAKEHOUSE_DIR": str(lakehouse)}
     env.pop(KILL_ENV, None)
     if kill_at:
         env[KILL_ENV] = kill_at

@@ -11,7 +11,9 @@ one, chosen at start. The servers:
   the jars of ``SERVICE_COORDINATES["kafka-broker"]`` (``jars.py`` of the adapter plugin);
   topic admin, produce and consume through ``tests/helpers/KafkaTool.java``.
 - :class:`Postgres`: Debian's PostgreSQL 15 (``wal_level=logical``), run as the OS user
-  ``postgres`` when we are root (PostgreSQL refuses root).
+  ``postgres`` when we are root (PostgreSQL refuses root); the server itself, like the base
+  class :class:`Server`, is ``python_ingest/servers.py``'s, which the loopback Spark cluster
+  uses too.
 - :class:`MariaDB`: Debian's MariaDB with a row-based binlog.
 - :class:`DebeziumConnect`: Kafka Connect standalone with the Debezium PostgreSQL (pgoutput)
   and MariaDB connectors, JsonConverter with schemas, from
@@ -37,13 +39,24 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple
 
-LOOPBACK = "127.0.0.1"
+from python_ingest import servers
+from python_ingest.servers import (
+    LOOPBACK,
+    STATE_FILE,
+    Server,
+    ServerError,
+    alive,
+    free_port,
+    port_is_free,
+    postgres_bin,
+    run_program,
+    stop_recorded,
+)
+
 HELPERS = Path(__file__).resolve().parent
 KAFKA_TOOL_SOURCE = HELPERS / "KafkaTool.java"
-STATE_FILE = "server.json"
-LOG_FILE = "server.log"
 
 # Logging of the Java servers (log4j 2): to standard output, which goes to the server's log file.
 LOG4J2_PROPERTIES = """\
@@ -57,38 +70,7 @@ rootLogger.level = {level}
 rootLogger.appenderRef.out.ref = out
 """
 
-
-class RealServerError(RuntimeError):
-    """A server that did not start, stopped early, or failed a request; the message says why."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return probe.getsockname()[1]
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((LOOPBACK, port))
-        except OSError:
-            return False
-        return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped by its parent) is not alive.
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
-    return True
+RealServerError = ServerError  # the name these tests use
 
 
 def java() -> str:
@@ -105,150 +87,6 @@ def service_classpath(group: str) -> str:
     return classpath(group)
 
 
-def stop_process_group(pid: int, first_signal: int = signal.SIGTERM, grace_seconds: float = 30) -> None:
-    """Stop the process group led by `pid` (a server started by this module): `first_signal`,
-    then SIGKILL to the whole group after `grace_seconds`."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, first_signal)
-    deadline = time.monotonic() + grace_seconds
-    while _alive(pid) and time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                break
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
-
-
-class Server:
-    """One server process under ``<directory>/<name>``; subclasses say how it starts and answers."""
-
-    name = "server"
-    stop_signal = signal.SIGTERM
-    start_timeout = 180.0
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory).resolve()
-        self.home = self.directory / self.name
-        self.process: subprocess.Popen[bytes] | None = None
-        self.started_in: float | None = None  # seconds from start() until it answered
-
-    # -- to be provided by each server
-    def _prepare(self) -> None:
-        """Create what the server needs under `home` (once; kept across restarts)."""
-
-    def _command(self) -> list[str]:
-        raise NotImplementedError
-
-    def _popen_options(self) -> dict[str, Any]:
-        return {}
-
-    def _ready(self) -> bool:
-        raise NotImplementedError
-
-    def _after_start(self) -> None:
-        """Work to do once the server answers (users, connectors, ...)."""
-
-    def _state(self) -> dict[str, Any]:
-        return {}
-
-    # -- shared
-    @property
-    def log_file(self) -> Path:
-        return self.home / LOG_FILE
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            text = self.log_file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def start(self) -> Self:
-        began = time.monotonic()
-        self.home.mkdir(parents=True, exist_ok=True)
-        self._prepare()
-        with self.log_file.open("ab") as log:
-            self.process = subprocess.Popen(
-                self._command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.home,
-                start_new_session=True,  # a process group of its own: stop() ends all of it
-                **self._popen_options(),
-            )
-        self._write_state()
-        try:
-            self._await_ready()
-            self._after_start()
-        except BaseException:
-            self.stop()
-            raise
-        self.started_in = time.monotonic() - began
-        self._write_state()
-        return self
-
-    def _write_state(self) -> None:
-        assert self.process is not None
-        state = {"name": self.name, "pid": self.process.pid, "started_at": time.time(), **self._state()}
-        (self.home / STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
-
-    def _await_ready(self) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RealServerError(
-                    f"{self.name} stopped while starting (exit {self.process.returncode}); "
-                    f"the end of {self.log_file}:\n{self.log_tail()}"
-                )
-            if self._ready():
-                return
-            time.sleep(0.25)
-        raise RealServerError(
-            f"{self.name} did not answer within {self.start_timeout:.0f} s; "
-            f"the end of {self.log_file}:\n{self.log_tail()}"
-        )
-
-    def stop(self) -> None:
-        """Stop the server (and every process it started); nothing happens if it is not running."""
-        if self.process is None:
-            return  # not started here (attach(): the server is another process's to stop)
-        stop_process_group(self.process.pid, self.stop_signal)
-        self.process = None
-        with contextlib.suppress(OSError):
-            (self.home / STATE_FILE).unlink()
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    @classmethod
-    def attach(cls, directory: str | Path, *args: Any, **kwargs: Any) -> Self:
-        """A client of the server already running under `directory` (started by another process,
-        e.g. ``scripts/real_producers.sh start``): its helpers work, stop() does nothing."""
-        server = cls(directory, *args, **kwargs)
-        try:
-            state = json.loads((server.home / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise RealServerError(f"no {cls.name} runs under {server.directory}") from exc
-        if not _alive(int(state.get("pid", 0))):
-            raise RealServerError(f"no {cls.name} runs under {server.directory}")
-        for key, value in state.items():
-            if key.endswith("port"):
-                setattr(server, key, int(value))
-        return server
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-
 def stop_all(directory: str | Path) -> list[str]:
     """Stop every server recorded under `directory` (Connect first, the broker last); the names
     of those stopped."""
@@ -259,12 +97,9 @@ def stop_all(directory: str | Path) -> list[str]:
             states.append((path, json.loads(path.read_text(encoding="utf-8"))))
     stopped = []
     for path, state in sorted(states, key=lambda item: order.get(item[1].get("name"), 1)):
-        pid = int(state.get("pid", 0))
-        if pid > 0 and _alive(pid):
-            first = signal.SIGINT if state.get("name") == "postgres" else signal.SIGTERM
-            stop_process_group(pid, first)
+        first = signal.SIGINT if state.get("name") == "postgres" else signal.SIGTERM
+        if stop_recorded(path.parent, first):
             stopped.append(state.get("name", path.parent.name))
-        path.unlink(missing_ok=True)
     return stopped
 
 
@@ -336,7 +171,7 @@ class KafkaBroker(Server):
     def _previous_ports(self) -> dict[str, int]:
         with contextlib.suppress(OSError, ValueError):
             ports = json.loads((self.home / "ports.json").read_text(encoding="utf-8"))
-            if all(_port_is_free(int(p)) for p in ports.values()):
+            if all(port_is_free(int(p)) for p in ports.values()):
                 return {k: int(v) for k, v in ports.items()}
         return {}
 
@@ -530,21 +365,6 @@ DEBEZIUM_USER = "debezium"
 DEBEZIUM_PASSWORD = "dbz"
 
 
-def _postgres_bin() -> Path:
-    """The newest installed PostgreSQL's bin directory (Debian: /usr/lib/postgresql/<major>/bin)."""
-    found = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name)
-    )
-    if found:
-        return found[-1].parent
-    on_path = shutil.which("postgres") or shutil.which("initdb")
-    if on_path:
-        return Path(on_path).parent
-    raise RealServerError(
-        "PostgreSQL is not installed: run scripts/install_test_servers.sh (Debian's postgresql)."
-    )
-
-
 def _mariadb_program(name: str) -> str:
     found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin")
     if not found:
@@ -562,7 +382,6 @@ def require_real_servers(databases: bool = True) -> None:
     """Skip the calling test when the servers it needs are not installed (the database
     packages, with `databases`, and the servers' jars), naming what is missing; under
     ``$CDC_REQUIRE_REAL_SERVERS=1`` (set by .ci/run) fail instead, so CI cannot pass by skipping."""
-    import pytest
     from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
     from dbt.adapters.spark_embedded.jars import service_classpath as classpath
 
@@ -573,6 +392,25 @@ def require_real_servers(databases: bool = True) -> None:
             classpath("kafka-connect-debezium")
         except JarsNotResolvedError as exc:
             missing = str(exc)
+    _skip_or_fail(missing)
+
+
+def require_cluster_servers() -> None:
+    """As :func:`require_real_servers`, for the loopback Spark cluster (python_ingest/cluster.py):
+    PostgreSQL and the metastore's JDBC driver in the jar cache."""
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
+    from dbt.adapters.spark_embedded.jars import service_classpath as classpath
+
+    try:
+        postgres_bin()
+        classpath("metastore-postgresql")
+    except (ServerError, JarsNotResolvedError) as exc:
+        _skip_or_fail(str(exc))
+
+
+def _skip_or_fail(missing: str | None) -> None:
+    import pytest
+
     if missing:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{missing} (required: {REQUIRE_ENV}=1)", pytrace=False)
@@ -582,135 +420,35 @@ def require_real_servers(databases: bool = True) -> None:
 def servers_installed() -> str | None:
     """None when PostgreSQL and MariaDB are installed; else why not (a reason to skip)."""
     try:
-        _postgres_bin()
+        postgres_bin()
         _mariadb_program("mariadbd")
     except RealServerError as exc:
         return str(exc)
     return None
 
 
-def _run(command: list[str], what: str, stdin: str | None = None, **options: Any) -> str:
-    result = subprocess.run(
-        command, input=stdin, capture_output=True, text=True, timeout=300, check=False, **options
-    )
-    if result.returncode != 0:
-        raise RealServerError(
-            f"{what} failed (exit {result.returncode}): {(result.stderr or result.stdout).strip()}"
-        )
-    return result.stdout
+class Postgres(servers.Postgres):
+    """PostgreSQL for Debezium (python_ingest/servers.py has the server itself): ``wal_level=logical``,
+    database `database`; user ``debezium`` (password ``dbz``, REPLICATION, reads every table)
+    for the connector; publication ``dbz_publication`` for all tables."""
 
-
-def _let_traverse(path: Path, uid: int, gid: int) -> None:
-    """Let the OS user `uid` reach `path`: search permission (x, not read) for others on every
-    ancestor that denies it (e.g. pytest's 0700 /tmp/pytest-of-<user>, which pytest restores at
-    its next run); PostgreSQL runs as that user."""
-    for directory in reversed(path.parents):
-        mode = directory.stat()
-        if (
-            mode.st_mode & 0o001
-            or (mode.st_uid == uid and mode.st_mode & 0o100)
-            or (mode.st_gid == gid and mode.st_mode & 0o010)
-        ):
-            continue
-        os.chmod(directory, mode.st_mode | 0o001)
-
-
-class Postgres(Server):
-    """PostgreSQL (Debian's package) under ``<directory>/postgres``: ``wal_level=logical``,
-    listening on 127.0.0.1:<port> and on a Unix socket in ``<directory>/postgres/socket``.
-    Superuser ``postgres`` (trust, socket only); database `database`; user ``debezium``
-    (password ``dbz``, REPLICATION, reads every table) for the connector; publication
-    ``dbz_publication`` for all tables. When we are root it runs as the OS user ``postgres``
-    (PostgreSQL refuses root): the directory is given to it."""
-
-    name = "postgres"
-    stop_signal = signal.SIGINT  # fast shutdown
     publication = "dbz_publication"
 
     def __init__(self, directory: str | Path, database: str = "shop") -> None:
-        super().__init__(directory)
-        self.database = database
-        self.port = free_port()
-        self.bin = _postgres_bin()
+        super().__init__(directory, database)
         self.user = DEBEZIUM_USER
         self.password = DEBEZIUM_PASSWORD
-        self._owner: tuple[int, int] | None = None
-        if os.geteuid() == 0:
-            import pwd
 
-            try:
-                entry = pwd.getpwnam("postgres")
-            except KeyError as exc:
-                raise RealServerError(
-                    "PostgreSQL cannot run as root and there is no OS user postgres."
-                ) from exc
-            self._owner = (entry.pw_uid, entry.pw_gid)
-
-    @property
-    def socket_dir(self) -> Path:
-        return self.home / "socket"
-
-    def _as_owner(self) -> dict[str, Any]:
-        if self._owner is None:
-            return {}
-        uid, gid = self._owner
-        return {"user": uid, "group": gid, "extra_groups": [], "env": {**os.environ, "HOME": str(self.home)}}
-
-    def _prepare(self) -> None:
-        self.socket_dir.mkdir(exist_ok=True)
-        if self._owner is not None:
-            _let_traverse(self.home, *self._owner)
-            for path in [self.home, *self.home.rglob("*")]:
-                os.chown(path, *self._owner)
-        if not (self.home / "data" / "PG_VERSION").is_file():
-            _run(
-                [
-                    str(self.bin / "initdb"),
-                    "--pgdata",
-                    str(self.home / "data"),
-                    "--username",
-                    "postgres",
-                    "--auth-local",
-                    "trust",
-                    "--auth-host",
-                    "scram-sha-256",
-                    "--encoding",
-                    "UTF8",
-                    "--no-locale",
-                    "--no-sync",
-                ],
-                "initdb",
-                cwd=self.home,
-                **self._as_owner(),
-            )
-
-    def _command(self) -> list[str]:
-        settings = {
-            "listen_addresses": LOOPBACK,
-            "port": self.port,
-            "unix_socket_directories": self.socket_dir,
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
             "wal_level": "logical",
             "max_wal_senders": 8,
             "max_replication_slots": 8,
-            "timezone": "UTC",
-            # A throwaway test server: durability off, for speed.
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
         }
-        options = [f"--{key}={value}" for key, value in settings.items()]
-        return [str(self.bin / "postgres"), "-D", str(self.home / "data"), *options]
-
-    def _popen_options(self) -> dict[str, Any]:
-        return self._as_owner()
-
-    def _ready(self) -> bool:
-        command = [str(self.bin / "pg_isready"), "-q", "-h", str(self.socket_dir), "-p", str(self.port)]
-        return subprocess.run(command, check=False, timeout=30).returncode == 0
 
     def _after_start(self) -> None:
-        if not self.sql(f"select 1 from pg_database where datname = '{self.database}'", database="postgres"):
-            self.sql(f'create database "{self.database}"', database="postgres")
+        super()._after_start()
         self.sql(
             f"""
             do $$ begin
@@ -724,33 +462,6 @@ class Postgres(Server):
         )
         if not self.sql(f"select 1 from pg_publication where pubname = '{self.publication}'"):
             self.sql(f"create publication {self.publication} for all tables")
-
-    def _state(self) -> dict[str, Any]:
-        return {"port": self.port, "socket_dir": str(self.socket_dir), "database": self.database}
-
-    def sql(self, statements: str, database: str | None = None) -> str:
-        """Run SQL as the superuser (psql, stops at the first error, each statement committed on
-        its own); the rows it returns, one a line, columns separated by ``|``."""
-        command = [
-            str(self.bin / "psql"),
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            str(self.socket_dir),
-            "-p",
-            str(self.port),
-            "-U",
-            "postgres",
-            "-d",
-            database or self.database,
-            "-f",
-            "-",
-        ]
-        return _run(command, "psql", stdin=statements).strip()
 
 
 class MariaDB(Server):
@@ -779,7 +490,7 @@ class MariaDB(Server):
     def _prepare(self) -> None:
         (self.home / "tmp").mkdir(exist_ok=True)
         if not (self.home / "data" / "mysql").is_dir():
-            _run(
+            run_program(
                 [
                     _mariadb_program("mariadb-install-db"),
                     "--no-defaults",
@@ -853,7 +564,7 @@ class MariaDB(Server):
             "--skip-column-names",
             f"--database={database or self.database}",
         ]
-        return _run(command, "mariadb", stdin=statements).strip()
+        return run_program(command, "mariadb", stdin=statements).strip()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1075,7 +786,7 @@ def _running(directory: Path) -> dict[str, dict[str, Any]]:
     for path in directory.glob(f"*/{STATE_FILE}"):
         with contextlib.suppress(OSError, ValueError):
             state = json.loads(path.read_text(encoding="utf-8"))
-            if _alive(int(state.get("pid", 0))):
+            if alive(int(state.get("pid", 0))):
                 found[state["name"]] = state
     return found
 

@@ -17,6 +17,7 @@ from dbt.adapters.spark_embedded.lakehouse import (
 
 from python_ingest.bronze import BRONZE_FORMATS, bronze_table
 from python_ingest.profile import ProfileError, load_target, target_spark_parameters
+from python_ingest.profile import lakehouse_dir as target_lakehouse_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,6 +126,27 @@ def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) 
     output = load_target("cluster", ROOT)
     assert output["server_side_parameters"]["spark.master"] == "spark://spark-master:7077"
     assert output["threads"] == "8"
+
+
+def test_cluster_target_lands_into_its_metastore_and_keeps_checkpoints_in_its_lakehouse_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from dbt.adapters.spark_embedded.services import LAKEHOUSE_CONF, with_services
+
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://spark-master:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "s3a://lake/warehouse")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://metastore:9083")
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "state"))
+    params = target_spark_parameters("cluster", ROOT)
+    assert params["spark.master"] == "spark://spark-master:7077"
+    assert params["spark.sql.warehouse.dir"] == "s3a://lake/warehouse"
+    assert params["spark.hadoop.hive.metastore.uris"] == "thrift://metastore:9083"
+    assert params[LAKEHOUSE_CONF] == str(tmp_path / "state")
+    assert "iceberg-spark-runtime-4.0_2.13" in params["spark.jars"]  # shipped to the executors
+    assert "spark.driver.host" not in params and "spark.driver.bindAddress" not in params
+    assert with_services(params) == params  # the metastore is the cluster's: none is started
+    assert not (tmp_path / "state" / "services").exists()
+    assert target_lakehouse_dir("cluster", ROOT) == tmp_path / "state"
 
 
 def test_thrift_target_cannot_land(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,10 @@ before the session starts:
 
 ``lakehouse_dir``  directory holding warehouse, metastore database and
                    services (absolute paths are derived from it); a session
-                   of it starts after its metastore service
+                   of it starts after its metastore service. A target that
+                   names its warehouse and metastore (``cluster``) keeps only
+                   landing checkpoints and the build lock there, and starts
+                   no metastore
 ``iceberg_jar``    path of the Iceberg runtime jar; empty means
                    ``$CDC_ICEBERG_JAR`` or the pinned coordinate's jar from the
                    jar cache (jars.py)

@@ -37,12 +37,13 @@ REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
 MANIFEST = "resolved.json"
 
 # Not the platform's: the servers of the real-producer end-to-end test (tests/helpers/real_servers.py,
-# docs/real_producers.md), resolved only by ``resolve_jars --services``. One group is one class
-# path, so each is one comma-separated `spark.jars.packages` list, resolved together (one version of
-# every shared dependency). Debezium 3.5.0.Final is the newest release that has both the PostgreSQL
-# and the MariaDB connector; it is built against Kafka 4.1.1 for Java 17, so broker, clients and
-# Connect are Kafka 4.1.1. log4j-slf4j2-impl (the log4j 2 version Kafka 4.1.1 uses) makes the
-# servers log through log4j 2 instead of dropping their log.
+# docs/real_producers.md) and of the loopback Spark cluster (python_ingest/cluster.py), resolved only
+# by ``resolve_jars --services``. One group is one class path, so each is one comma-separated
+# `spark.jars.packages` list, resolved together (one version of every shared dependency).
+# Debezium 3.5.0.Final is the newest release that has both the PostgreSQL and the MariaDB
+# connector; it is built against Kafka 4.1.1 for Java 17, so broker, clients and Connect are
+# Kafka 4.1.1. log4j-slf4j2-impl (the log4j 2 version Kafka 4.1.1 uses) makes the servers log
+# through log4j 2 instead of dropping their log.
 SERVICE_COORDINATES = {
     "kafka-broker": "org.apache.kafka:kafka_2.13:4.1.1,org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3",
     "kafka-connect-debezium": ",".join(
@@ -53,6 +54,9 @@ SERVICE_COORDINATES = {
             "org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3",
         )
     ),
+    # The JDBC driver of the loopback cluster's metastore database (python_ingest/cluster.py):
+    # the metastore service keeps its tables in a real PostgreSQL server there.
+    "metastore-postgresql": "org.postgresql:postgresql:42.7.14",
 }
 
 # Runs in a process of its own: launching Spark's JVM with `spark.jars.packages` makes

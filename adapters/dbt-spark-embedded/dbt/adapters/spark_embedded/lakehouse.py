@@ -14,6 +14,11 @@ plain values and are derived here instead:
   service (:mod:`dbt.adapters.spark_embedded.services`) right before Spark
   starts.
 
+Settings the profile writes win: the `cluster` target names its warehouse
+(``$CDC_WAREHOUSE_URI``) and metastore (``$CDC_METASTORE_URI``, so that no
+metastore service is started), and its lakehouse directory only holds landing
+checkpoints and the build lock.
+
 ``python_ingest`` builds its SparkSession through :func:`spark_parameters` too,
 so landing and dbt always agree on the lakehouse.
 """

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,35 @@ def _await_port(pid: int, log: Path, what: str) -> int:
     raise ServiceError(f"the {what} did not start (see {log}): {' | '.join(tail) or 'no output'}")
 
 
+def metastore_command(
+    properties: dict[str, str],
+    port: int | str = 0,
+    idle_minutes: int | str = 0,
+    classpath: Sequence[str] = (),
+) -> list[str]:
+    """The command that runs the metastore service (LoopbackMetastore.java) on 127.0.0.1:`port`
+    (0: any free one), stopping after `idle_minutes` without a client (0: never). `properties`
+    are its settings (the database's JDBC URL, the warehouse...); the schema is created in the
+    database on first use. `classpath` goes before pyspark's jars (a JDBC driver, a folder
+    with a hive-site.xml)."""
+    settings = {
+        "datanucleus.schema.autoCreateAll": "true",
+        "hive.metastore.schema.verification": "false",
+        "log4j2.configurationFile": LOG4J_CONFIG,
+        **properties,
+    }
+    return [
+        java_executable(),
+        "-Xmx768m",
+        "-cp",
+        os.pathsep.join([*classpath, f"{spark_jars_dir()}/*"]),
+        *(f"-D{key}={value}" for key, value in settings.items()),
+        str(METASTORE_SOURCE),
+        str(port),
+        str(idle_minutes),
+    ]
+
+
 def ensure_metastore(lakehouse_dir: str | Path) -> str:
     """The URI of the lakehouse's metastore service, started first if none runs. The state
     file names the process as soon as it is started, so a process killed while it waited for
@@ -164,23 +193,11 @@ def ensure_metastore(lakehouse_dir: str | Path) -> str:
         database = root / "metastore_db"
         properties = {
             "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={database};create=true",
-            "datanucleus.schema.autoCreateAll": "true",
-            "hive.metastore.schema.verification": "false",
             "hive.metastore.warehouse.dir": str(root / "warehouse"),
             "derby.system.home": str(root),
             "derby.stream.error.file": str(root / "derby.log"),
-            "log4j2.configurationFile": LOG4J_CONFIG,
         }
-        command = [
-            java_executable(),
-            "-Xmx768m",
-            "-cp",
-            f"{spark_jars_dir()}/*",
-            *(f"-D{key}={value}" for key, value in properties.items()),
-            str(METASTORE_SOURCE),
-            os.environ.get("CDC_METASTORE_PORT", "0"),
-            idle,
-        ]
+        command = metastore_command(properties, os.environ.get("CDC_METASTORE_PORT", "0"), idle)
         process = _spawn(command, log, root)
         state = {"pid": process.pid, "started_at": _now()}
         state_path.write_text(json.dumps(state), encoding="utf-8")

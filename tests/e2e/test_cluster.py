@@ -1,0 +1,257 @@
+"""The `cluster` target on a real Spark standalone cluster (README, "Running on a cluster"):
+`python -m python_ingest cluster start DIR` starts PostgreSQL, the metastore service on it, a
+master and a worker (two cores) on 127.0.0.1 (python_ingest/cluster.py); the repository's sample messages
+of every producer are landed with `land --target cluster` and the whole `dbt build --target
+cluster` (Python models included) runs against it, each in a process of its own, as a user runs
+them. The same commands with the local target build a second lakehouse. Then:
+
+- gold is the same in both: every column of every row of ``gold.cdc_history``, of
+  ``gold.cdc_current`` and of the published typed history views;
+- the cluster's work ran on its executors: every application of the cluster had an executor
+  (a JVM of the worker's) that finished tasks, and the build's executor ran the Python models'
+  UDFs on its Python workers;
+- every listener of the cluster's processes, the drivers' included, is on 127.0.0.1;
+- `cluster stop` leaves no process of the cluster behind.
+
+Kept cheap (the suite's time): the bundled sample data, one build per target, one cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.lakehouse_query import ROOT, queries
+from tests.helpers.processes import kill_group
+from tests.helpers.real_servers import require_cluster_servers
+from tests.helpers.services import stop_services
+
+pytestmark = pytest.mark.services
+
+DBT = str(Path(sys.executable).parent / "dbt")
+SAMPLES = ROOT / "sample_data"
+GOLD = {
+    "gold.cdc_history": "select * from gold.cdc_history",
+    "gold.cdc_current": "select * from gold.cdc_current",
+    "gold.employees_history": "select * from gold.employees_history",
+    "gold.purchases_history": "select * from gold.purchases_history",
+}
+
+
+def pipeline(target: str, work: Path) -> list[list[str]]:
+    """The commands that land the sample messages of every producer and build, for `target`."""
+    land = [sys.executable, "-m", "python_ingest", "land", "--target", target, "--format", "auto"]
+    return [
+        [*land, "--container", "jsonl", *map(str, sorted(SAMPLES.glob("*/jsonl")))],
+        [*land, "--container", "kcat", *map(str, sorted(SAMPLES.glob("*/kcat")))],
+        [DBT, "build", "--target", target, "--target-path", str(work / "target"), "--log-path", str(work)],
+    ]
+
+
+def listeners_of(groups: set[int]) -> set[tuple[str, str]]:
+    """(local address, process) of every listening TCP socket of the process groups `groups`."""
+    listing = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    found = set()
+    for line in listing.splitlines():
+        fields = line.split()
+        for pid in re.findall(r"pid=(\d+)", " ".join(fields[5:])):
+            try:
+                group = os.getpgid(int(pid))
+            except ProcessLookupError:
+                continue
+            if group in groups:
+                found.add((fields[3], f"{open_cmdline(int(pid))} (pid {pid})"))
+    return found
+
+
+def open_cmdline(pid: int) -> str:
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    mains = [w.decode() for w in words if w.startswith(b"org.apache.") or w.endswith(b".java")]
+    return Path(mains[0]).name if mains else Path(words[0].decode() or "?").name
+
+
+def run_watched(
+    command: list[str], lakehouse: Path, environment: dict[str, str], groups: set[int], seen: set
+) -> str:
+    """Run `command` in a process group of its own; meanwhile, every half second, add the
+    listeners of that group and of `groups` to `seen`. Returns the output; fails on exit != 0."""
+    env = {**os.environ, **environment, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.extend(process.stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 900
+        while process.poll() is None and time.monotonic() < deadline:
+            seen |= listeners_of({*groups, process.pid})
+            time.sleep(0.5)
+        process.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        kill_group(process.pid)
+        reader.join(timeout=30)
+    output = "".join(chunks)
+    assert process.returncode == 0, f"{' '.join(command[:6])} ... failed:\n{output[-4000:]}"
+    return output
+
+
+def normalized(rows: list[dict]) -> list[str]:
+    return sorted(json.dumps(row, sort_keys=True, default=str) for row in rows)
+
+
+class Cluster:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.environment: dict[str, str] = {}
+        self.master_ui = ""
+
+    def cli(self, action: str, *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "python_ingest", "cluster", action, str(self.directory), *options],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def groups(self) -> set[int]:
+        """The process groups of the cluster's servers (each server leads its own)."""
+        return {int(json.loads(path.read_text())["pid"]) for path in self.directory.glob("*/server.json")}
+
+    def master(self) -> dict:
+        from python_ingest.cluster import master_json
+
+        return master_json(int(self.master_ui.rsplit(":", 1)[1].strip("/")))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    require_cluster_servers()
+    home = Cluster(tmp_path_factory.mktemp("cluster"))
+    started = time.monotonic()
+    # Two cores: the build's four dbt threads overlap on the executor (with one core the
+    # cluster's build took about 1.4 times the local one, with two about as long).
+    result = home.cli("start", "--worker-cores", "2")
+    groups = home.groups()
+    try:
+        assert result.returncode == 0, result.stderr[-4000:]
+        for line in result.stdout.splitlines():
+            if line.startswith("export "):
+                name, _, value = line.removeprefix("export ").partition("=")
+                home.environment[name] = value
+            elif "web UI:" in line:
+                home.master_ui = line.split("web UI:")[1].strip()
+        print(f"cluster started in {time.monotonic() - started:.1f}s: {home.environment}")
+        status = home.cli("status")
+        assert status.returncode == 0 and status.stdout.count("running") == 4, status.stdout
+        yield home
+    finally:
+        stopped = home.cli("stop")
+        left = [g for g in groups if _group_alive(g)]
+        assert stopped.returncode == 0 and not left, (stopped.stdout, stopped.stderr, left)
+        assert "stopped: worker-1, master, metastore, postgres" in stopped.stdout, stopped.stdout
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def runs(cluster: Cluster, tmp_path_factory) -> Iterator[dict]:
+    """Land and build on the cluster, then with the local target into a lakehouse of its own
+    (one after the other: side by side, on two cores, they took longer); gold of both, and
+    every listener of the cluster's processes seen meanwhile."""
+    work = tmp_path_factory.mktemp("cluster-run")
+    environment = {**cluster.environment, "CDC_DBT_THREADS": "4", "CDC_SHUFFLE_PARTITIONS": "2"}
+    lakehouse = Path(cluster.environment["CDC_LAKEHOUSE_DIR"])
+    seen = listeners_of(cluster.groups())
+    started = time.monotonic()
+    for command in pipeline("cluster", work):
+        run_watched(command, lakehouse, environment, cluster.groups(), seen)
+    on_cluster = queries(lakehouse, list(GOLD.values()), environment={**environment, "DBT_TARGET": "cluster"})
+    print(f"cluster: land, build and query in {time.monotonic() - started:.1f}s")
+
+    work = tmp_path_factory.mktemp("local-run")
+    lakehouse = work / "lakehouse"
+    started = time.monotonic()
+    try:
+        for command in pipeline("local", work):
+            run_watched(command, lakehouse, {}, set(), set())
+        local = queries(lakehouse, list(GOLD.values()))
+        print(f"local: land, build and query in {time.monotonic() - started:.1f}s")
+        yield {
+            "cluster": dict(zip(GOLD, on_cluster, strict=True)),
+            "local": dict(zip(GOLD, local, strict=True)),
+            "listeners": seen,
+        }
+    finally:
+        stop_services(lakehouse)
+
+
+def test_gold_on_the_cluster_equals_gold_of_the_local_target(runs) -> None:
+    for table, rows in runs["local"].items():
+        assert rows, f"{table} is empty: the sample data should give it rows"
+        assert normalized(runs["cluster"][table]) == normalized(rows), table
+
+
+def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> None:
+    deadline = time.monotonic() + 60
+    while len(apps := cluster.master()["completedapps"]) < 4 and time.monotonic() < deadline:
+        time.sleep(1)
+    apps = sorted(apps, key=lambda app: app["starttime"])
+    assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 4, apps  # land, land, dbt build, query
+    assert not cluster.master()["activeapps"]
+    work = cluster.directory / "worker-1" / "work"
+    logs = {app["id"]: sorted((work / app["id"]).glob("*/stderr")) for app in apps}
+    for app, files in logs.items():
+        assert files, f"application {app} had no executor on the worker"
+        assert "Finished task" in "".join(f.read_text() for f in files), f"no task ran on {app}'s executor"
+    build = "".join(f.read_text() for f in logs[apps[2]["id"]])
+    assert len(re.findall("Finished task", build)) > 100
+    # The Python models' UDFs ran in Python workers of the executor (spark.pyspark.python).
+    assert re.search(r"Python\w*Runner: Times", build), "no Python UDF ran on the build's executor"
+
+
+def test_every_listener_of_the_cluster_and_its_drivers_is_on_loopback(runs) -> None:
+    seen = runs["listeners"]
+    programs = {program.split(" (pid")[0] for _, program in seen}
+    # Seen: PostgreSQL, the metastore, master, worker, executors, and the drivers (dbt, land).
+    for expected in (
+        "postgres",
+        "LoopbackMetastore.java",
+        "org.apache.spark.deploy.master.Master",
+        "org.apache.spark.deploy.worker.Worker",
+        "org.apache.spark.executor.CoarseGrainedExecutorBackend",
+        "org.apache.spark.deploy.SparkSubmit",
+    ):
+        assert expected in programs, (expected, sorted(programs))
+    outside = [
+        (address, program)
+        for address, program in seen
+        if not re.search(r"^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]|\[::1\]):\d+$", address)
+    ]
+    assert outside == [], outside
