@@ -46,6 +46,7 @@ from python_ingest.servers import (
     alive,
     free_port,
     stop_recorded,
+    stopped_on_failure,
 )
 
 SUMMARY = "cluster.json"
@@ -210,8 +211,7 @@ def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str =
     warehouse, lakehouse = directory / "warehouse", directory / "lakehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
     lakehouse.mkdir(exist_ok=True)
-    started: list[Server] = []
-    try:
+    with stopped_on_failure() as started:
         postgres = Postgres(directory, METASTORE_DATABASE)
         started.append(postgres.start())
         password = secrets.token_urlsafe(18)
@@ -232,10 +232,6 @@ def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str =
         started.append(master.start())
         for number in range(1, workers + 1):
             started.append(Worker(directory, master, number, cores, memory).start())
-    except BaseException:
-        for server in reversed(started):
-            server.stop()
-        raise
     summary = {
         "directory": str(directory),
         "master_ui": f"http://{LOOPBACK}:{master.webui_port}",

@@ -19,8 +19,11 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
+
+from dbt.adapters.spark_embedded.services import is_alive
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "server.json"
@@ -48,16 +51,25 @@ def port_is_free(port: int) -> bool:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not is_alive(pid):
         return False
-    except PermissionError:
-        return True
     # A zombie (exited, not yet reaped by its parent) is not alive.
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
     return True
+
+
+@contextlib.contextmanager
+def stopped_on_failure() -> Iterator[list[Server]]:
+    """Collects the servers a block starts (append each); if the block fails, stops them, the
+    last started first, so that a failed start leaves nothing running."""
+    started: list[Server] = []
+    try:
+        yield started
+    except BaseException:
+        for server in reversed(started):
+            server.stop()
+        raise
 
 
 def stop_process_group(pid: int, first_signal: int = signal.SIGTERM, grace_seconds: float = 30) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.lakehouse_query import ROOT, queries
-from tests.helpers.processes import kill_group
+from tests.helpers.processes import kill_group, start_in_group
 from tests.helpers.real_servers import require_cluster_servers
 from tests.helpers.services import stop_services
 
@@ -49,10 +49,12 @@ GOLD = {
 
 def pipeline(target: str, work: Path) -> list[list[str]]:
     """The commands that land the sample messages of every producer and build, for `target`."""
-    land = [sys.executable, "-m", "python_ingest", "land", "--target", target, "--format", "auto"]
+    land = [sys.executable, "-m", "python_ingest", "land", "--target", target]
+    for container in ("jsonl", "kcat"):  # one land process (one Spark application) for all
+        for directory in sorted(SAMPLES.glob(f"*/{container}")):
+            land += ["--source", f"auto:{container}:{directory}"]
     return [
-        [*land, "--container", "jsonl", *map(str, sorted(SAMPLES.glob("*/jsonl")))],
-        [*land, "--container", "kcat", *map(str, sorted(SAMPLES.glob("*/kcat")))],
+        land,
         [DBT, "build", "--target", target, "--target-path", str(work / "target"), "--log-path", str(work)],
     ]
 
@@ -88,15 +90,7 @@ def run_watched(
     """Run `command` in a process group of its own; meanwhile, every half second, add the
     listeners of that group and of `groups` to `seen`. Returns the output; fails on exit != 0."""
     env = {**os.environ, **environment, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_in_group(command, env)
     chunks: list[str] = []
     reader = threading.Thread(target=lambda: chunks.extend(process.stdout), daemon=True)
     reader.start()
@@ -220,17 +214,17 @@ def test_gold_on_the_cluster_equals_gold_of_the_local_target(runs) -> None:
 
 def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> None:
     deadline = time.monotonic() + 60
-    while len(apps := cluster.master()["completedapps"]) < 4 and time.monotonic() < deadline:
+    while len(apps := cluster.master()["completedapps"]) < 3 and time.monotonic() < deadline:
         time.sleep(1)
     apps = sorted(apps, key=lambda app: app["starttime"])
-    assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 4, apps  # land, land, dbt build, query
+    assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 3, apps  # land, dbt build, query
     assert not cluster.master()["activeapps"]
     work = cluster.directory / "worker-1" / "work"
     logs = {app["id"]: sorted((work / app["id"]).glob("*/stderr")) for app in apps}
     for app, files in logs.items():
         assert files, f"application {app} had no executor on the worker"
         assert "Finished task" in "".join(f.read_text() for f in files), f"no task ran on {app}'s executor"
-    build = "".join(f.read_text() for f in logs[apps[2]["id"]])
+    build = "".join(f.read_text() for f in logs[apps[1]["id"]])
     assert len(re.findall("Finished task", build)) > 100
     # The Python models' UDFs ran in Python workers of the executor (spark.pyspark.python).
     assert re.search(r"Python\w*Runner: Times", build), "no Python UDF ran on the build's executor"

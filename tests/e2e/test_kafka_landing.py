@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from python_ingest.containers import read_kcat
-from tests.helpers.lakehouse_query import ROOT, query
-from tests.helpers.processes import kill_group, run_in_group
+from tests.helpers.lakehouse_query import query
+from tests.helpers.processes import kill_group, run_in_group, start_in_group
 from tests.helpers.real_servers import KafkaBroker, require_real_servers
 from tests.helpers.services import stop_services
 
@@ -118,14 +117,8 @@ def test_watch_lands_what_arrives_until_stopped(broker: KafkaBroker, tmp_path: P
     broker.produce("maria.shop.items", records(300, 10))
     env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(lakehouse)}
     args = ["land", "--format", "debezium", "--kafka", broker.bootstrap, "--topic-pattern", r"maria\..*"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "python_ingest", *args, "--watch", "--interval", "0.5"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
+    process = start_in_group(
+        [sys.executable, "-m", "python_ingest", *args, "--watch", "--interval", "0.5"], env
     )
     lines: list[str] = []
     try:

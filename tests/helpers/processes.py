@@ -32,6 +32,22 @@ def kill_group(group: int) -> None:
         time.sleep(0.1)
 
 
+def start_in_group(
+    command: list[str], env: Mapping[str, str], stderr_apart: bool = False
+) -> subprocess.Popen:
+    """Start `command` from the repository root in a process group of its own (stop it with
+    kill_group), its output (and error output, unless `stderr_apart`) in a text pipe."""
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr_apart else subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def run_in_group(
     command: list[str],
     lakehouse: Path,
@@ -49,15 +65,7 @@ def run_in_group(
     env.pop(KILL_ENV, None)
     if kill_at:
         env[KILL_ENV] = kill_at
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if stderr_apart else subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_in_group(command, env, stderr_apart)
     try:
         output, errors = process.communicate(timeout=timeout)
     finally:
@@ -89,15 +97,7 @@ class Watch:
         args = ["land", "--watch", "--interval", str(interval), "--chunk-size", str(chunk_size)]
         for source in sources:
             args += ["--source", source]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "python_ingest", *args],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
+        self.process = start_in_group([sys.executable, "-m", "python_ingest", *args], env)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -53,6 +53,7 @@ from python_ingest.servers import (
     postgres_bin,
     run_program,
     stop_recorded,
+    stopped_on_failure,
 )
 
 HELPERS = Path(__file__).resolve().parent
@@ -797,8 +798,7 @@ def start_all(directory: str | Path, sample: bool = True) -> dict[str, Any]:
     first, so that the snapshot has something to send. The summary (also written to
     ``<directory>/real_producers.json``)."""
     directory = Path(directory).resolve()
-    started: list[Server] = []
-    try:
+    with stopped_on_failure() as started:
         broker = KafkaBroker(directory).start()
         started.append(broker)
         postgres = Postgres(directory).start()
@@ -820,10 +820,6 @@ def start_all(directory: str | Path, sample: bool = True) -> dict[str, Any]:
             )
         connect = DebeziumConnect(directory, broker, postgres, mariadb).start()
         started.append(connect)
-    except BaseException:
-        for server in reversed(started):
-            server.stop()
-        raise
     summary = {
         "directory": str(directory),
         "bootstrap": broker.bootstrap,
