@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,9 +127,10 @@ def is_complete(state: FileState, container: str, size: int) -> bool:
 class KillSwitch:
     """Fault-injection hook for the crash tests: ``$CDC_LAND_KILL_AT=<point>:<n>`` makes the
     process SIGKILL itself the n-th time landing reaches ``point``. Points: ``read`` (a message
-    was read into the open chunk, nothing of it written), ``before-append`` (the chunk's pending
-    checkpoint is saved, its Iceberg append not made), ``after-append`` (appended, checkpoint
-    not committed), ``after-commit`` (between chunks)."""
+    was read into the open chunk, nothing of it written; the chunks before it are committed
+    first, so that the point is the same whatever the writer thread's pace), ``before-append``
+    (the chunk's pending checkpoint is saved, its Iceberg append not made), ``after-append``
+    (appended, checkpoint not committed), ``after-commit`` (between chunks)."""
 
     POINTS = ("read", "before-append", "after-append", "after-commit")
 
@@ -143,10 +145,13 @@ class KillSwitch:
             )
         self.point, self.at = point, int(n)
 
-    def reached(self, point: str) -> None:
+    def reached(self, point: str, settle: Callable[[], None] | None = None) -> None:
+        """Count a point; the n-th time, call `settle` (if given), then die."""
         if point == self.point:
             self.count += 1
             if self.count == self.at:
+                if settle is not None:
+                    settle()
                 os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -234,6 +239,8 @@ class Lander:
         self.stop = stop  # land --watch: stop reading when set, commit what was read
         self.watch = watch  # land --watch: what earlier passes found, and a line per commit
         self._arrow_schema: Any = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._writing: Future | None = None
         self._since = time.monotonic()
 
     # -- table -----------------------------------------------------------
@@ -265,16 +272,33 @@ class Lander:
         return tuple(values[name] for name, _ in self.table.columns)
 
     def _flush(self) -> None:
+        """Hand the open chunk to the writer thread, once it has committed the chunk before:
+        while Spark writes one chunk, the next one is read. Chunks still commit one at a time,
+        in order, each in two phases (append_chunk)."""
         if not self._rows and not self._states:
             return
-        frame = self.spark.createDataFrame(self._arrow_chunk()) if self._rows else None
-        self.append_chunk(frame, len(self._rows), files=dict(self._states))
-        self._rows = []
-        self._states = {}
+        rows, states = self._rows, dict(self._states)
+        self._rows, self._states = [], {}
+        self._written()
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="land-writer")
+        self._writing = self._writer.submit(self._write_chunk, rows, states)
 
-    def _arrow_chunk(self) -> Any:
-        """The open chunk's rows as one Arrow table in the bronze table's columns: Spark takes
-        it in Arrow batches, several times faster than Python rows it would pickle one by one."""
+    def _written(self) -> None:
+        """Wait until the chunk the writer thread has is committed (raising what it raised)."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def _write_chunk(self, rows: list[tuple], states: dict[str, FileState]) -> None:
+        # The JVM keeps the active session per thread; Iceberg's writes look for it.
+        self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
+        frame = self.spark.createDataFrame(self._arrow_chunk(rows)) if rows else None
+        self.append_chunk(frame, len(rows), files=states)
+
+    def _arrow_chunk(self, rows: list[tuple]) -> Any:
+        """A chunk's rows as one Arrow table in the bronze table's columns: Spark takes it in
+        Arrow batches, several times faster than Python rows it would pickle one by one."""
         import pyarrow as pa
 
         if self._arrow_schema is None:
@@ -283,7 +307,7 @@ class Lander:
             declared = self.spark.createDataFrame([], self.table.ddl_columns).schema
             self._arrow_schema = to_arrow_schema(declared)
         arrays = []
-        for column, values in zip(self._arrow_schema, zip(*self._rows, strict=True), strict=True):
+        for column, values in zip(self._arrow_schema, zip(*rows, strict=True), strict=True):
             if pa.types.is_map(column.type):  # headers: Arrow takes a map as (key, value) pairs
                 values = [None if value is None else list(value.items()) for value in values]
             arrays.append(pa.array(values, type=column.type))
@@ -374,16 +398,16 @@ class Lander:
         landed_before = state.messages if state else 0
         head_length, head_sha = (state.head_length, state.head_sha256) if state else file_head(path)
         new_messages = 0
+        current = state  # the file's state after the last message read
         settling = self.watch is not None and time.time() - stat.st_mtime < self.watch.settle_seconds
         try:
             for message in iter_messages(container, path, resume, self.max_message_bytes, settling):
                 if self.accept is None or self.accept(message):
                     self._rows.append(self._row(message))
                     new_messages += 1
-                    self.kill_switch.reached("read")
-                self._states[key] = FileState(
-                    message.resume, landed_before + new_messages, size, head_length, head_sha
-                )
+                    self.kill_switch.reached("read", self._written)
+                current = FileState(message.resume, landed_before + new_messages, size, head_length, head_sha)
+                self._states[key] = current
                 if len(self._rows) >= self.chunk_size:
                     self._flush()
                     if self.watch is None:
@@ -398,8 +422,7 @@ class Lander:
                 self.watch.refused[key] = seen
             return
         # The whole file was read: its state is its end (past trailing blank lines).
-        last = self._states.get(key) or self.checkpoints.files.get(key)
-        end = last.resume if last else resume
+        end = current.resume if current else resume
         if container in LINE_CONTAINERS:
             end = past_blank_lines(path, end)
         self._states[key] = FileState(
@@ -429,9 +452,14 @@ class Lander:
 
         with self.checkpoints.locked(waiting):
             self.prepare()
-            for path in files:
-                if self.stop is not None and self.stop.stopped:
-                    break
-                self.land_file(path, container)
-            self._flush()
+            try:
+                for path in files:
+                    if self.stop is not None and self.stop.stopped:
+                        break
+                    self.land_file(path, container)
+                self._flush()
+            finally:
+                self._written()  # every chunk committed (or its failure raised) before the lock goes
+                if self._writer is not None:
+                    self._writer.shutdown()
         return self.report

@@ -258,6 +258,7 @@ def test_interrupted_chunk_is_settled_on_the_next_run(
     # Simulate a crash between the Iceberg append and the checkpoint commit.
     store.commit = lambda: None  # type: ignore[method-assign]
     lander._flush()
+    lander._written()  # the writer thread's append is made
     assert len(rows_from(spark, "raw_qlik", f"source_uri = '{file_uri(path)}'")) == 2
 
     result = land("--format", "qlik", "--container", "jsonl", path)
