@@ -232,7 +232,7 @@ class Lander:
         self.accept = accept  # lands only the messages it accepts (land --format auto)
         self.ingested_at = now or datetime.now(UTC)
         self.report = LandReport(table.qualified_name, new_batch_id(self.ingested_at))
-        self._rows: list[tuple] = []
+        self._messages: list[RawMessage] = []  # the open chunk
         self._states: dict[str, FileState] = {}
         self._chunks = 0
         self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
@@ -263,26 +263,18 @@ class Lander:
             else:
                 self.checkpoints.discard()
 
-    def _row(self, message: RawMessage) -> tuple:
-        values = {
-            **{name: getattr(message, name, None) for name, _ in self.table.columns},
-            "ingested_at": self.ingested_at,
-            "ingest_batch_id": self.report.batch_id,
-        }
-        return tuple(values[name] for name, _ in self.table.columns)
-
     def _flush(self) -> None:
         """Hand the open chunk to the writer thread, once it has committed the chunk before:
         while Spark writes one chunk, the next one is read. Chunks still commit one at a time,
         in order, each in two phases (append_chunk)."""
-        if not self._rows and not self._states:
+        if not self._messages and not self._states:
             return
-        rows, states = self._rows, dict(self._states)
-        self._rows, self._states = [], {}
+        messages, states = self._messages, dict(self._states)
+        self._messages, self._states = [], {}
         self._written()
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="land-writer")
-        self._writing = self._writer.submit(self._write_chunk, rows, states)
+        self._writing = self._writer.submit(self._write_chunk, messages, states)
 
     def _written(self) -> None:
         """Wait until the chunk the writer thread has is committed (raising what it raised)."""
@@ -290,15 +282,16 @@ class Lander:
         if writing is not None:
             writing.result()
 
-    def _write_chunk(self, rows: list[tuple], states: dict[str, FileState]) -> None:
+    def _write_chunk(self, messages: list[RawMessage], states: dict[str, FileState]) -> None:
         # The JVM keeps the active session per thread; Iceberg's writes look for it.
         self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
-        frame = self.spark.createDataFrame(self._arrow_chunk(rows)) if rows else None
-        self.append_chunk(frame, len(rows), files=states)
+        frame = self.spark.createDataFrame(self._arrow_chunk(messages)) if messages else None
+        self.append_chunk(frame, len(messages), files=states)
 
-    def _arrow_chunk(self, rows: list[tuple]) -> Any:
-        """A chunk's rows as one Arrow table in the bronze table's columns: Spark takes it in
-        Arrow batches, several times faster than Python rows it would pickle one by one."""
+    def _arrow_chunk(self, messages: list[RawMessage]) -> Any:
+        """A chunk's messages as one Arrow table in the bronze table's columns, built column by
+        column: Spark takes it in Arrow batches, several times faster than Python rows it would
+        pickle one by one."""
         import pyarrow as pa
 
         if self._arrow_schema is None:
@@ -306,8 +299,13 @@ class Lander:
 
             declared = self.spark.createDataFrame([], self.table.ddl_columns).schema
             self._arrow_schema = to_arrow_schema(declared)
+        constant = {"ingested_at": self.ingested_at, "ingest_batch_id": self.report.batch_id}
         arrays = []
-        for column, values in zip(self._arrow_schema, zip(*rows, strict=True), strict=True):
+        for column in self._arrow_schema:
+            if column.name in constant:
+                values = [constant[column.name]] * len(messages)
+            else:
+                values = [getattr(message, column.name, None) for message in messages]
             if pa.types.is_map(column.type):  # headers: Arrow takes a map as (key, value) pairs
                 values = [None if value is None else list(value.items()) for value in values]
             arrays.append(pa.array(values, type=column.type))
@@ -398,23 +396,30 @@ class Lander:
         landed_before = state.messages if state else 0
         head_length, head_sha = (state.head_length, state.head_sha256) if state else file_head(path)
         new_messages = 0
-        current = state  # the file's state after the last message read
+        after = resume  # where the last message read ends
+
+        def reached() -> FileState:  # the file's state after the last message read
+            return FileState(after, landed_before + new_messages, size, head_length, head_sha)
+
         settling = self.watch is not None and time.time() - stat.st_mtime < self.watch.settle_seconds
         try:
             for message in iter_messages(container, path, resume, self.max_message_bytes, settling):
                 if self.accept is None or self.accept(message):
-                    self._rows.append(self._row(message))
+                    self._messages.append(message)
                     new_messages += 1
                     self.kill_switch.reached("read", self._written)
-                current = FileState(message.resume, landed_before + new_messages, size, head_length, head_sha)
-                self._states[key] = current
-                if len(self._rows) >= self.chunk_size:
+                after = message.resume
+                if len(self._messages) >= self.chunk_size:
+                    self._states[key] = reached()
                     self._flush()
                     if self.watch is None:
                         self._progress(path, message.resume, size)
                 if self.stop is not None and self.stop.stopped:
-                    return  # the file's state is its last message read; land() commits it
+                    self._states[key] = reached()
+                    return  # land() commits what was read
         except ContainerError as exc:
+            if after != resume:
+                self._states[key] = reached()
             self._flush()  # keep what was read before the damage
             self.report.errors.append(str(exc))
             print(f"error: {exc}", file=self.out, flush=True)
@@ -422,7 +427,7 @@ class Lander:
                 self.watch.refused[key] = seen
             return
         # The whole file was read: its state is its end (past trailing blank lines).
-        end = current.resume if current else resume
+        end = after
         if container in LINE_CONTAINERS:
             end = past_blank_lines(path, end)
         self._states[key] = FileState(
