@@ -351,7 +351,8 @@ class KafkaLander:
                 lander.append_chunk(None, 0, topic_ids=new_topics)
             for chunk in chunks(ranges, lander.chunk_size):
                 offsets = {partition_key(p.topic, p.partition): p.end for p in chunk}
-                landed += lander.append_chunk(self._read(chunk), None, offsets=offsets, topic_ids=topic_ids)
+                write = lander.frame_writer(self._read(chunk))
+                landed += lander.append_chunk(write, None, offsets=offsets, topic_ids=topic_ids)
                 spans = ", ".join(f"{p.topic}[{p.partition}] {p.start}..{p.end - 1}" for p in chunk)
                 print(f"  landed offsets {spans}", file=self.out, flush=True)
         return landed

@@ -238,7 +238,7 @@ class Lander:
         self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
         self.stop = stop  # land --watch: stop reading when set, commit what was read
         self.watch = watch  # land --watch: what earlier passes found, and a line per commit
-        self._arrow_schema: Any = None
+        self._appender: Any = None  # the table, for appends without a Spark job (iceberg_files)
         self._writer: ThreadPoolExecutor | None = None
         self._writing: Future | None = None
         self._since = time.monotonic()
@@ -285,23 +285,40 @@ class Lander:
     def _write_chunk(self, messages: list[RawMessage], states: dict[str, FileState]) -> None:
         # The JVM keeps the active session per thread; Iceberg's writes look for it.
         self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
-        frame = self.spark.createDataFrame(self._arrow_chunk(messages)) if messages else None
-        self.append_chunk(frame, len(messages), files=states)
+        if self._appender is None:
+            from python_ingest.iceberg_files import IcebergAppender
+
+            self._appender = IcebergAppender(self.spark, self.table.qualified_name)
+        write = None
+        if messages:
+            data = self._arrow_chunk(messages)
+            if self._appender.local:  # a Parquet file of pyarrow's, committed by Iceberg's API
+
+                def write(chunk_id: str) -> None:
+                    self._appender.append(data, {CHUNK_PROPERTY: chunk_id})
+
+            else:  # a warehouse Spark's file system connectors reach
+                write = self.frame_writer(self.spark.createDataFrame(data))
+        self.append_chunk(write, len(messages), files=states)
+
+    def frame_writer(self, frame: Any) -> Callable[[str], None]:
+        """How a chunk's DataFrame (in the table's columns) is appended by Spark."""
+
+        def write(chunk_id: str) -> None:
+            frame.writeTo(self.table.qualified_name).option(
+                f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
+            ).append()
+
+        return write
 
     def _arrow_chunk(self, messages: list[RawMessage]) -> Any:
-        """A chunk's messages as one Arrow table in the bronze table's columns, built column by
-        column: Spark takes it in Arrow batches, several times faster than Python rows it would
-        pickle one by one."""
+        """A chunk's messages as one Arrow table in the bronze table's columns (with their
+        Iceberg field ids), built column by column."""
         import pyarrow as pa
 
-        if self._arrow_schema is None:
-            from pyspark.sql.pandas.types import to_arrow_schema
-
-            declared = self.spark.createDataFrame([], self.table.ddl_columns).schema
-            self._arrow_schema = to_arrow_schema(declared)
         constant = {"ingested_at": self.ingested_at, "ingest_batch_id": self.report.batch_id}
         arrays = []
-        for column in self._arrow_schema:
+        for column in self._appender.schema:
             if column.name in constant:
                 values = [constant[column.name]] * len(messages)
             else:
@@ -309,27 +326,26 @@ class Lander:
             if pa.types.is_map(column.type):  # headers: Arrow takes a map as (key, value) pairs
                 values = [None if value is None else list(value.items()) for value in values]
             arrays.append(pa.array(values, type=column.type))
-        return pa.Table.from_arrays(arrays, schema=self._arrow_schema)
+        return pa.Table.from_arrays(arrays, schema=self._appender.schema)
 
     def append_chunk(
         self,
-        frame: Any,
+        write: Callable[[str], None] | None,
         count: int | None,
         files: dict[str, FileState] | None = None,
         offsets: dict[str, int] | None = None,
         topic_ids: dict[str, str] | None = None,
     ) -> int:
-        """Append one chunk (`frame` in the table's columns, or None for positions only) and
-        move the checkpoint with it, in two phases (see :mod:`python_ingest.checkpoints`).
-        Returns the rows appended: `count`, or when None, what the chunk's snapshot says."""
+        """Append one chunk (`write(chunk_id)` appends its rows in one Iceberg snapshot tagged
+        with the chunk id; None: positions only) and move the checkpoint with it, in two phases
+        (see :mod:`python_ingest.checkpoints`). Returns the rows appended: `count`, or when
+        None, what the chunk's snapshot says."""
         self._chunks += 1
         chunk_id = f"{self.report.batch_id}:{self._chunks}"
         self.checkpoints.begin(chunk_id, files or {}, offsets, topic_ids)
         self.kill_switch.reached("before-append")
-        if frame is not None:
-            frame.writeTo(self.table.qualified_name).option(
-                f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
-            ).append()
+        if write is not None:
+            write(chunk_id)
             if count is None:
                 count = self._snapshot_records(chunk_id)
         self.kill_switch.reached("after-append")

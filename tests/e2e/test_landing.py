@@ -275,3 +275,56 @@ def test_interrupted_chunk_is_settled_on_the_next_run(
     store.begin("never-committed:1", {file_uri(other): FileState(ResumePoint(10, 1, 0), 1, 10, 10, "x")})
     result = land("--format", "qlik", "--container", "jsonl", other)
     assert "landed 1 message(s)" in result.output, result.output
+
+
+def test_both_ways_of_appending_a_chunk_land_the_same_rows(spark, land, monkeypatch, tmp_path: Path) -> None:
+    """On a local warehouse a chunk is a Parquet file of pyarrow's committed by Iceberg's API;
+    on any other (HDFS, S3, ABFS) Spark appends it. Both give the same rows; Spark's snapshot
+    says so (`spark.app.id`), the direct one carries only the chunk's id."""
+    from python_ingest import iceberg_files
+
+    class OffThisMachine(iceberg_files.IcebergAppender):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            self.local = False
+
+    lines = [json.dumps({"n": n, "text": "é" * n}) for n in range(5)] + ["not json", '{"k": "\\ud800"}']
+    landed = {}
+    for way in ("direct", "spark"):
+        if way == "spark":
+            monkeypatch.setattr(iceberg_files, "IcebergAppender", OffThisMachine)
+        path = tmp_path / way / "same.kcat"
+        path.parent.mkdir()
+        path.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "topic": "t",
+                        "partition": 1,
+                        "offset": i,
+                        "tstype": "create",
+                        "ts": 1_700_000_000_000 + i,
+                    }
+                    | {"broker": 0, "headers": ["h", str(i), "h2", None], "key": f"k{i}", "payload": line}
+                )
+                + "\n"
+                for i, line in enumerate(lines)
+            )
+        )
+        result = land("--format", "debezium", "--container", "kcat", path)
+        assert result.exit_code == 0, result.output
+        rows = rows_from(
+            spark, "raw_debezium", f"source_uri = 'kafka:t' and ingest_batch_id = '{batch_of(result)}'"
+        )
+        landed[way] = [(r.message_id, r.message_key, r.message_value, r.headers, r.enqueued_at) for r in rows]
+        apps = spark.sql(
+            "select summary['spark.app.id'] as app from bronze.raw_debezium.snapshots "
+            f"where summary['cdc.ingest-chunk'] like '{batch_of(result)}:%'"
+        ).collect()
+        assert [row.app is not None for row in apps] == [way == "spark"], way
+    assert len(landed["direct"]) == len(lines)
+    assert landed["direct"] == landed["spark"]
+
+
+def batch_of(result) -> str:
+    return result.output.split("(batch ")[1].split(")")[0]
