@@ -389,11 +389,14 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
         ):
             if not all(any(p.name == name for p in run.phases) for name in (top, bottom)):
                 continue
+            # Without start-up, a phase that is mostly start-up (land of the +1 %) leaves
+            # nothing to divide by: no ratio then (nan, shown as –).
+            below = run.seconds(bottom, True)
             out.append(
                 (
                     f"{label} ({n})",
                     run.seconds(top) / run.seconds(bottom),
-                    run.seconds(top, True) / run.seconds(bottom, True),
+                    run.seconds(top, True) / below if below > 0.5 else math.nan,
                 )
             )
     if len(runs) == 2:
@@ -450,7 +453,7 @@ def report(runs: list[Run], host: dict[str, str], ces_large_every: int) -> str:
         "",
         "| ratio | with start-up | without start-up |",
         "|---|---:|---:|",
-        *(f"| {label} | {a:.2f} | {b:.2f} |" for label, a, b in ratios(runs)),
+        *(f"| {label} | {a:.2f} | {'–' if math.isnan(b) else f'{b:.2f}'} |" for label, a, b in ratios(runs)),
         "",
     ]
     return "\n".join(lines)
@@ -490,7 +493,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": host,
         "ces_large_every": args.ces_large_every,
         "runs": [{**asdict(r), "phases": [{**asdict(p), "rate": p.rate} for p in r.phases]} for r in runs],
-        "ratios": [{"ratio": label, "with_startup": a, "without_startup": b} for label, a, b in ratios(runs)],
+        "ratios": [
+            {"ratio": label, "with_startup": a, "without_startup": None if math.isnan(b) else b}
+            for label, a, b in ratios(runs)
+        ],
     }
     (workdir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     print("\n" + text)
