@@ -2,17 +2,19 @@
 
 Landing's chunks are already in memory as Arrow tables (python_ingest/landing.py). Handing
 them to Spark costs a copy into the JVM, a conversion to Spark rows and Spark's Parquet
-writer: more CPU than the reading itself. When the table lives on a local file system (the
-embedded lakehouse), this module writes the chunk with pyarrow's Parquet writer (C++, outside
-Python's lock) into the table's data folder, named by the table's own location provider, and
+writer: more CPU than the reading itself. On the embedded lakehouse (Spark in local mode, the
+table on this machine's file system) this module writes the chunk with pyarrow's Parquet
+writer (C++, outside Python's lock) into the table's data folder, named by the table's own
+location provider, and
 commits it with Iceberg's Java API through the Spark session's JVM: one ``AppendFiles``
 carrying the chunk's snapshot property, with column metrics read from the file's footer, as
 Iceberg's own writers do. The columns carry the Iceberg field ids (``PARQUET:field_id``), so
 every Iceberg reader maps them by id. A file written but never committed (a crash) is an
 orphan that no snapshot names, as a failed Spark append leaves.
 
-Elsewhere (a cluster's HDFS, S3 or ABFS warehouse), :attr:`IcebergAppender.local` is false
-and landing appends through Spark, which has the file system's connectors.
+Elsewhere :attr:`IcebergAppender.direct` is false and landing appends through Spark: on a
+cluster its executors write (in parallel, with the connectors of the cluster's HDFS, S3 or
+ABFS warehouse), not the one machine that runs `land`.
 """
 
 from __future__ import annotations
@@ -82,7 +84,9 @@ class IcebergAppender:
             spark._jsparkSession, qualified_name
         )
         self.schema = arrow_schema(self.table.schema())
-        self.local = self.table.location().startswith("file:")
+        self.direct = self.table.location().startswith("file:") and spark.sparkContext.master.startswith(
+            "local"
+        )
         self.codec = self.table.properties().get("write.parquet.compression-codec") or "zstd"
 
     def append(self, data: Any, snapshot_properties: dict[str, str]) -> None:

@@ -292,12 +292,12 @@ class Lander:
         write = None
         if messages:
             data = self._arrow_chunk(messages)
-            if self._appender.local:  # a Parquet file of pyarrow's, committed by Iceberg's API
+            if self._appender.direct:  # a Parquet file of pyarrow's, committed by Iceberg's API
 
                 def write(chunk_id: str) -> None:
                     self._appender.append(data, {CHUNK_PROPERTY: chunk_id})
 
-            else:  # a warehouse Spark's file system connectors reach
+            else:  # a cluster: its executors write
                 write = self.frame_writer(self.spark.createDataFrame(data))
         self.append_chunk(write, len(messages), files=states)
 

@@ -278,21 +278,21 @@ def test_interrupted_chunk_is_settled_on_the_next_run(
 
 
 def test_both_ways_of_appending_a_chunk_land_the_same_rows(spark, land, monkeypatch, tmp_path: Path) -> None:
-    """On a local warehouse a chunk is a Parquet file of pyarrow's committed by Iceberg's API;
-    on any other (HDFS, S3, ABFS) Spark appends it. Both give the same rows; Spark's snapshot
-    says so (`spark.app.id`), the direct one carries only the chunk's id."""
+    """On the embedded lakehouse a chunk is a Parquet file of pyarrow's committed by Iceberg's
+    API; on a cluster Spark appends it. Both give the same rows; Spark's snapshot says so
+    (`spark.app.id`), the direct one carries only the chunk's id."""
     from python_ingest import iceberg_files
 
-    class OffThisMachine(iceberg_files.IcebergAppender):
+    class OnACluster(iceberg_files.IcebergAppender):
         def __init__(self, *args) -> None:
             super().__init__(*args)
-            self.local = False
+            self.direct = False
 
     lines = [json.dumps({"n": n, "text": "é" * n}) for n in range(5)] + ["not json", '{"k": "\\ud800"}']
     landed = {}
     for way in ("direct", "spark"):
         if way == "spark":
-            monkeypatch.setattr(iceberg_files, "IcebergAppender", OffThisMachine)
+            monkeypatch.setattr(iceberg_files, "IcebergAppender", OnACluster)
         path = tmp_path / way / "same.kcat"
         path.parent.mkdir()
         path.write_text(
