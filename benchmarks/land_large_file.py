@@ -120,6 +120,9 @@ def main() -> int:
         sampler.start()
         code = process.wait()
         sampler.join()
+        # land started the lakehouse's metastore service; it must not outlive the lakehouse.
+        stop = [sys.executable, "-m", "python_ingest", "lakehouse", "stop"]
+        subprocess.run(stop, cwd=ROOT, env=env, capture_output=True, check=False)
         elapsed = time.monotonic() - started
         size = path.stat().st_size
         print(

@@ -77,3 +77,17 @@ struct<schemaId:string,lineage:struct<server:string,task:string,schema:string,ta
         else {{ value }}
     end
 {%- endmacro %}
+
+
+{#- The columns of a data message's row images (`data`, `beforeData`) that a
+    table version does not have, in name order: a row found by its table's
+    name that has any waits for the version that has them all. -#}
+{% macro qlik_unknown_columns(data, before_data, column_names) -%}
+    array_sort(array_except(
+        array_union(
+            map_keys(coalesce({{ data }}, cast(map() as map<string, string>))),
+            map_keys(coalesce({{ before_data }}, cast(map() as map<string, string>)))
+        ),
+        map_values(coalesce({{ column_names }}, cast(map() as map<int, string>)))
+    ))
+{%- endmacro %}

@@ -12,9 +12,10 @@
   Qlik Replicate data messages resolved against their table's metadata and
   turned into row changes in the unified silver shape. A data message finds
   its table version by `messageSchemaId` (or `headers.externalSchemaId`) =
-  the metadata's `schemaId`, else by its `schema` / `table` (latest
-  version). Until that metadata has arrived the message is pending and has
-  no row here; the run in which the metadata arrives applies it. With the
+  the metadata's `schemaId`, else by its `schema` / `table` (the latest
+  version, if it has every column of the row: else a newer version is still
+  on its way). Until that metadata has arrived the message is pending and
+  has no row here; the run in which the metadata arrives applies it. With the
   metadata: the key columns (`primaryKeyPosition`), the column names behind
   the mask ordinals, and each column's type for decoding values. A column
   whose `columnMask` bit is clear was not sent and is left out of the
@@ -120,7 +121,16 @@ resolved as (
     left join versions as by_id on candidates.referenced_schema_id = by_id.schema_id
     left join latest_versions as by_table
         on candidates.referenced_schema_id is null and candidates.named_table_id = by_table.table_id
-    where coalesce(by_id.schema_id, by_table.schema_id) is not null
+    where
+        by_id.schema_id is not null
+        or (
+            -- Found by name: only with a version that has every column of the row (a newer
+            -- version's metadata may still be on its way); until then the message is pending.
+            by_table.schema_id is not null
+            and size(
+                {{ qlik_unknown_columns('candidates.data_raw', 'candidates.before_raw', 'by_table.column_names') }}
+            ) = 0
+        )
 ),
 
 masked as (

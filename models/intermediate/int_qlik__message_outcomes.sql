@@ -18,6 +18,9 @@
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set unknown_columns = qlik_unknown_columns(
+    'messages.data_raw', 'messages.before_raw', 'latest_versions.latest.column_names'
+) %}
 
 with
 
@@ -64,6 +67,15 @@ versions as (
     from {{ ref('int_qlik__table_versions') }}
 ),
 
+latest_versions as (
+    -- A data message without a schemaId is found by its table's name, in the table's latest version.
+    select
+        table_id,
+        max_by(struct(table_version, column_names), struct(table_version, metadata_ts, schema_id)) as latest
+    from {{ ref('int_qlik__table_versions') }}
+    group by table_id
+),
+
 final as (
     select
         messages.message_id,
@@ -90,6 +102,19 @@ final as (
                         'A redelivered copy of the metadata message with schemaId ',
                         {{ shown("messages.schema_id") }}, '.'
                     )
+            when
+                changes.message_id is null and latest_versions.table_id is not null
+                and size({{ unknown_columns }}) > 0
+                then concat(
+                        'Waiting for the metadata of ',
+                        concat_ws(
+                            '.', nullif({{ shown("messages.source_schema") }}, ''), {{ shown("messages.source_table") }}
+                        ),
+                        ' with column(s) ', array_join({{ unknown_columns }}, ', '),
+                        ', which its latest table version (',
+                        latest_versions.latest.table_version, ') does not have: the data message is applied once ',
+                        'that table structure has arrived.'
+                    )
             when changes.message_id is null
                 then concat(
                         'Waiting for the metadata of ',
@@ -113,6 +138,11 @@ final as (
     from messages
     left join changes on messages.message_id = changes.message_id
     left join versions on messages.schema_id = versions.schema_id
+    left join latest_versions
+        on
+            messages.referenced_schema_id is null
+            and lower(concat_ws('.', nullif(messages.source_schema, ''), nullif(messages.source_table, '')))
+            = latest_versions.table_id
 )
 
 select * from final

@@ -27,7 +27,7 @@ COLUMNS = [
 ]
 
 
-def metadata(schema_id: str, version: int, columns=COLUMNS) -> str:
+def metadata(schema_id: str, version: int, columns=COLUMNS, table: str = "DOCS") -> str:
     return json.dumps(
         {
             "magic": "atMSG",
@@ -41,7 +41,7 @@ def metadata(schema_id: str, version: int, columns=COLUMNS) -> str:
                     "server": "r1",
                     "task": "docs",
                     "schema": "SALES",
-                    "table": "DOCS",
+                    "table": table,
                     "tableVersion": version,
                     "timestamp": f"2025-05-0{version}T00:00:00.000000",
                 },
@@ -102,6 +102,31 @@ DOC1 = {
     "PICTURE": "DEADBEEF",
 }
 DOC2 = {**DOC1, "ID": "2", "TITLE": "Second", "PICTURE": None}
+N1, N2 = "c3" * 16, "d4" * 16
+NOTES = [("ID", "INT4", 0, 0, 1), ("TEXT", "STRING", 0, 0, 0)]
+
+
+def bare_note(row: dict) -> str:
+    """A data message without the envelope and without externalSchemaId: found by its table's name."""
+    return json.dumps(
+        {
+            "schema": "SALES",
+            "table": "NOTES",
+            "data": row,
+            "beforeData": None,
+            "headers": {
+                "operation": "INSERT",
+                "changeSequence": "20250601000000000000000000000000099",
+                "timestamp": "2025-06-01 00:01:39.000001",
+                "streamPosition": "",
+                "transactionId": "T99",
+                "changeMask": "",
+                "columnMask": "",
+                "transactionEventCounter": 1,
+                "transactionLastEvent": True,
+            },
+        }
+    )
 
 
 def history(spark, table_id: str, key_column: str, key: str) -> list[tuple]:
@@ -125,6 +150,14 @@ def outcomes(spark, path: Path) -> list[str]:
     ]
 
 
+def note_detail(spark, path: Path) -> str:
+    """The outcome detail of the SALES.NOTES row landed from `path`."""
+    return spark.sql(
+        "select o.detail from silver.cdc_message_outcomes o join bronze.raw_qlik b on o.message_id = "
+        f"b.message_id where b.source_uri = '{path.resolve().as_uri()}' and b.message_value like '%LANG%'"
+    ).first()[0]
+
+
 @pytest.fixture(scope="module")
 def runs(spark, land, dbt, tmp_path_factory):
     work = tmp_path_factory.mktemp("qlik")
@@ -140,6 +173,10 @@ def runs(spark, land, dbt, tmp_path_factory):
                 data("UPSERT", 2, DOC1),
                 data("INSERT", 3, DOC1, change="7G"),
                 "not json",
+                # SALES.NOTES: version 1 is known, but the row has LANG, which only version 2
+                # (landed in the second run) has: the row waits for it, nothing is dropped.
+                metadata(N1, 1, NOTES, table="NOTES"),
+                bare_note({"ID": "1", "TEXT": "hello", "LANG": "en"}),
             ]
         )
         + "\n"
@@ -149,6 +186,7 @@ def runs(spark, land, dbt, tmp_path_factory):
     after_first = {
         "outcomes": outcomes(spark, first),
         "docs": spark.sql("select count(*) from silver.cdc_changes where table_id = 'sales.docs'").first()[0],
+        "notes_detail": note_detail(spark, first),
     }
     second = work / "run2.jsonl"
     with_note = [*COLUMNS, ("NOTE", "STRING", 0, 0, 0)]
@@ -163,6 +201,7 @@ def runs(spark, land, dbt, tmp_path_factory):
                 metadata(V2, 2, with_note),
                 data("UPDATE", 5, {**retitled, "NOTE": "hi"}, change="80", column="FB", schema_id=V2),
                 data("UPDATE", 6, {**DOC2, "ID": "3"}, before=DOC2, change="01", schema_id=V2),
+                metadata(N2, 2, [*NOTES, ("LANG", "STRING", 0, 0, 0)], table="NOTES"),
             ]
         )
         + "\n"
@@ -225,13 +264,29 @@ def test_data_before_its_metadata_is_pending_then_applied(spark, runs) -> None:
         "quarantined",
         "quarantined",
         "quarantined",
+        "control",
+        "pending",
     ]
     assert outcomes(spark, runs["first"])[:2] == ["change", "change"]
+    assert outcomes(spark, runs["first"])[-1] == "change"
     second = outcomes(spark, runs["second"])
     # The two copies of each redelivered message land together: either one is the duplicate.
     assert sorted(second[1:3]) == ["change", "duplicate"]
     assert sorted([second[0], second[3]]) == ["control", "duplicate"]
-    assert second[4:] == ["control", "change", "change"]
+    assert second[4:] == ["control", "change", "change", "control"]
+
+
+def test_a_row_found_by_table_name_waits_for_the_version_that_has_all_its_columns(spark, runs) -> None:
+    """A bare data message resolved by its table's name to the latest version seen so far would
+    lose a column that only a newer version has: it stays pending (saying why) until that
+    version arrives, then it is applied with the column, as a full refresh applies it."""
+    detail = note_detail(spark, runs["first"])
+    assert detail.startswith("Change "), detail
+    assert runs["after_first"]["notes_detail"].startswith("Waiting for the metadata of SALES.NOTES"), runs
+    assert "LANG" in runs["after_first"]["notes_detail"], runs
+    [(version, operation, current, deleted, row)] = history(spark, "sales.notes", "ID", "1")
+    assert (version, operation, current, deleted) == (1, "insert", True, False)
+    assert row == {"ID": "1", "TEXT": "hello", "LANG": "en"}
 
 
 def test_values_decode_by_metadata_type_and_unsent_columns_keep_their_value(spark, runs) -> None:
