@@ -215,6 +215,24 @@ def test_change_mask_columns_names_the_set_bits_from_the_metadata(spark, dbt) ->
     assert spark.sql(sql).first()[0] == ["ID", "NAME", "X"]
 
 
+def test_qlik_unknown_columns_names_the_row_columns_a_version_lacks(spark, dbt) -> None:
+    version = "map(1, 'ID', 2, 'TEXT')"
+    rows = [
+        ("map('ID', '1', 'TEXT', 'a')", "null", []),  # every column known
+        ("map('ID', '1', 'LANG', 'en', 'A', null)", "map('ID', '1', 'OLD', 'x')", ["A", "LANG", "OLD"]),
+        ("null", "null", []),
+    ]
+    for data, before, expected in rows:
+        call = '{{ qlik_unknown_columns("' + data + '", "' + before + '", "' + version + '") }}'
+        [(found,)] = inline_rows(spark, dbt, f"select {call}")
+        assert found == expected, (data, before)
+    # No version at all: every column of the row is unknown.
+    [(found,)] = inline_rows(
+        spark, dbt, "select {{ qlik_unknown_columns(\"map('B', '1', 'A', '2')\", 'null', 'null') }}"
+    )
+    assert found == ["A", "B"]
+
+
 def inline_rows(spark, dbt, sql: str) -> list:
     return [tuple(r) for r in spark.sql(compile_inline(dbt, sql)).collect()]
 
