@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from python_ingest.bronze import FORMATS, bronze_table
-from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES
+from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES, LARGEST_MAX_MESSAGE_BYTES
 from python_ingest.detect import detect_format
 from python_ingest.landing import AUTO, FileSource
 
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     land.add_argument(
         "--max-message-bytes",
-        type=_positive_int,
+        type=_message_bytes,
         default=DEFAULT_MAX_MESSAGE_BYTES,
         help=(
             "the longest record landed whole; a longer one lands cut to this size, marked, and is "
@@ -234,6 +234,13 @@ def _whole_number(text: str, least: int) -> int:
 
 def _positive_int(text: str) -> int:
     return _whole_number(text, 1)
+
+
+def _message_bytes(text: str) -> int:
+    value = _whole_number(text, 1)
+    if value > LARGEST_MAX_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(f"must be at most {LARGEST_MAX_MESSAGE_BYTES} (1 GiB)")
+    return value
 
 
 def _non_negative_int(text: str) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 
 CONTAINERS = ("jsonl", "kcat", "eventhubs-avro")
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20  # land --max-message-bytes
+LARGEST_MAX_MESSAGE_BYTES = 2**30  # Spark's strings end at 2 GiB; Arrow's text arrays too
 MAX_PARTITION, MAX_OFFSET = 2**31 - 1, 2**63 - 1  # bronze: source_partition int, source_offset bigint
 LINE_CONTAINERS = ("jsonl", "kcat")  # positions are byte offsets; eventhubs-avro counts records
 ENCODING_HEADER = "x-cdc-encoding"

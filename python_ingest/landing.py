@@ -38,6 +38,11 @@ AUTO = "auto"  # land --format auto: each message's producer recognised by its s
 CHUNK_PROPERTY = "cdc.ingest-chunk"
 KILL_ENV = "CDC_LAND_KILL_AT"
 DEFAULT_CHUNK_SIZE = 50_000
+# A chunk is also handed over once its messages' text reaches this many characters (at most
+# 512 MiB of UTF-8), so a chunk of large messages stays small in memory, and each of its Arrow
+# text columns below Arrow's 2 GiB per array even with one more message of the largest size
+# --max-message-bytes allows (1 GiB).
+CHUNK_CHARACTERS = 128 * 2**20
 FILE_SUFFIXES = {
     "jsonl": (".jsonl", ".json", ".ndjson", ".txt", ".log"),
     "kcat": (".jsonl", ".json", ".ndjson", ".txt", ".log", ".kcat"),
@@ -233,6 +238,7 @@ class Lander:
         self.ingested_at = now or datetime.now(UTC)
         self.report = LandReport(table.qualified_name, new_batch_id(self.ingested_at))
         self._messages: list[RawMessage] = []  # the open chunk
+        self._characters = 0  # of its message values
         self._states: dict[str, FileState] = {}
         self._chunks = 0
         self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
@@ -270,7 +276,7 @@ class Lander:
         if not self._messages and not self._states:
             return
         messages, states = self._messages, dict(self._states)
-        self._messages, self._states = [], {}
+        self._messages, self._states, self._characters = [], {}, 0
         self._written()
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="land-writer")
@@ -422,10 +428,11 @@ class Lander:
             for message in iter_messages(container, path, resume, self.max_message_bytes, settling):
                 if self.accept is None or self.accept(message):
                     self._messages.append(message)
+                    self._characters += len(message.message_value or "")
                     new_messages += 1
                     self.kill_switch.reached("read", self._written)
                 after = message.resume
-                if len(self._messages) >= self.chunk_size:
+                if len(self._messages) >= self.chunk_size or self._characters >= CHUNK_CHARACTERS:
                     self._states[key] = reached()
                     self._flush()
                     if self.watch is None:

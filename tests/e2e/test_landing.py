@@ -328,3 +328,23 @@ def test_both_ways_of_appending_a_chunk_land_the_same_rows(spark, land, monkeypa
 
 def batch_of(result) -> str:
     return result.output.split("(batch ")[1].split(")")[0]
+
+
+def test_a_chunk_of_large_messages_is_handed_over_before_its_count(
+    spark, land, monkeypatch, tmp_path
+) -> None:
+    """Chunks end at --chunk-size messages or at CHUNK_CHARACTERS of message text, whichever
+    comes first: memory stays bounded, and so does each Arrow text column."""
+    from python_ingest import landing
+
+    monkeypatch.setattr(landing, "CHUNK_CHARACTERS", 100)
+    path = tmp_path / "large.jsonl"
+    path.write_text("".join(json.dumps({"n": n, "pad": "x" * 50}) + "\n" for n in range(5)))  # 62 chars each
+    result = land("--format", "qlik", "--container", "jsonl", path)
+    assert result.exit_code == 0, result.output
+    chunks = spark.sql(
+        "select summary['added-records'] as added from bronze.raw_qlik.snapshots "
+        f"where summary['cdc.ingest-chunk'] like '{batch_of(result)}:%' order by committed_at"
+    ).collect()
+    assert [int(c.added) for c in chunks] == [2, 2, 1]
+    assert len(rows_from(spark, "raw_qlik", f"source_uri = '{file_uri(path)}'")) == 5

@@ -32,6 +32,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["land", "--format", "ces", "--container", "jsonl"], "PATH"),
         (["land", "--format", "ces", "--container", "jsonl", "--chunk-size", "0", "x"], "at least 1"),
         (["land", "--source", "ces:jsonl"], "is not FORMAT:CONTAINER:PATH"),
+        (["land", "--source", "ces:jsonl:x", "--max-message-bytes", str(2**30 + 1)], "at most 1073741824"),
         (["land", "--source", "oracle:jsonl:x"], "is not FORMAT:CONTAINER:PATH"),
         (["land", "--format", "ces", "--source", "ces:jsonl:x"], "give --format, --container"),
         (["frobnicate"], "invalid choice"),
