@@ -69,13 +69,19 @@
       without a bound column, without new files or without column
       statistics). `count` and `lower_bound` are none at parse time.
     -#}
-    {%- set filter = 'status <> 2 and data_file.content = 0 and sequence_number > ' ~ after_sequence -%}
+    {%- set filter = iceberg_new_files_filter(after_sequence) -%}
     {%- if not execute -%}
         {{ return({'filter': filter, 'count': none, 'lower_bound': none}) }}
     {%- endif -%}
     {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
     {%- set row = run_query('select count(*), ' ~ bound_select ~ ' from ' ~ relation ~ '.entries where ' ~ filter).rows[0] -%}
     {{ return({'filter': filter, 'count': row[0], 'lower_bound': row[1]}) }}
+{%- endmacro %}
+
+
+{% macro iceberg_new_files_filter(after_sequence) -%}
+    {#- The condition on a table's `entries` metadata table selecting its live data files committed with a data sequence number above `after_sequence`. -#}
+    {{ return('status <> 2 and data_file.content = 0 and sequence_number > ' ~ after_sequence) }}
 {%- endmacro %}
 
 
@@ -128,6 +134,9 @@
       full-refresh build. A dict, as from iceberg_rows_after: `sql` and
       `is_empty` (nothing new to read). `bound_column`: see iceberg_rows_after.
     -#}
+    {%- if model_is_idle() -%}
+        {{ return({'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true}) }}
+    {%- endif -%}
     {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
     {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}
 {%- endmacro %}

@@ -32,37 +32,71 @@
     {%- if not is_incremental() -%}
         {{ return(timestamp_literal('1970-01-01 00:00:00')) }}
     {%- endif -%}
+    {%- if model_is_idle() -%}
+        {#- Not run (macro model_is_idle): nothing is newer than the end of time. -#}
+        {{ return(timestamp_literal('9999-12-31 23:59:59')) }}
+    {%- endif -%}
     {%- set newest = query_scalar('select cast(max(' ~ column ~ ') as string) from ' ~ this) -%}
     {{ return(timestamp_literal(newest or '1970-01-01 00:00:00')) }}
 {%- endmacro %}
 
 
-{% macro bronze_new_files(bronze_table, source_format) -%}
+{% macro bronze_new_files(source_formats) -%}
     {#-
-      Which data files of the append-only bronze Iceberg table `bronze_table`
-      the model being built has not read yet: those committed with a data
-      sequence number above the newest one it holds for `source_format`
-      (column bronze_sequence_number). Returns a dict: `after_sequence` (the
-      sequence number to read after, -1 for all), `has_new_files`, and
+      Which data files of the append-only bronze Iceberg tables (one per
+      format in `source_formats`, source bronze.raw_<format>) the model being
+      built has not read yet: those committed with a data sequence number
+      above the newest one it holds for that format (column
+      bronze_sequence_number). Returns a dict per format: `after_sequence`
+      (the sequence number to read after, -1 for all), `has_new_files`, and
       `landed_since` (a timestamp literal no newer than any new file's
-      ingested_at, for file pruning).
+      ingested_at, for file pruning). Two queries in all: one over the
+      model's table, one over the bronze tables' `entries`. Also records
+      whether the model is idle (set_model_idle): no format has a new file.
     -#}
-    {%- set after_sequence = -1 -%}
-    {%- if is_incremental() -%}
-        {%- set newest = query_scalar(
-            "select max(bronze_sequence_number) from " ~ this ~ " where source_format = '" ~ source_format ~ "'"
+    {%- set after = {} -%}
+    {%- for source_format in source_formats -%}
+        {%- do after.update({source_format: -1}) -%}
+    {%- endfor -%}
+    {%- if execute and is_incremental() -%}
+        {%- set held = run_query(
+            "select source_format, max(bronze_sequence_number) from " ~ this ~ " group by source_format"
         ) -%}
-        {%- if newest is not none -%}
-            {%- set after_sequence = newest | int -%}
-        {%- endif -%}
+        {%- for row in held.rows if row[0] in after and row[1] is not none -%}
+            {%- do after.update({row[0]: row[1] | int}) -%}
+        {%- endfor -%}
     {%- endif -%}
-    {%- set new_files = iceberg_new_files(bronze_table, after_sequence, 'ingested_at') -%}
-    {#- Files without column statistics cannot be pruned on: read from the start then. -#}
-    {{ return({
-        'after_sequence': after_sequence,
-        'has_new_files': (new_files.count or 0) > 0,
-        'landed_since': timestamp_literal(new_files.lower_bound or '1970-01-01 00:00:00'),
-    }) }}
+    {%- set files = {} -%}
+    {%- if execute -%}
+        {%- set query -%}
+            {%- for source_format in source_formats %}
+            select
+                '{{ source_format }}' as source_format,
+                count(*) as new_files,
+                cast(min(readable_metrics.ingested_at.lower_bound) as string) as landed_since
+            from {{ source('bronze', 'raw_' ~ source_format) }}.entries
+            where {{ iceberg_new_files_filter(after[source_format]) }}
+            {%- if not loop.last %} union all{% endif %}
+            {%- endfor %}
+        {%- endset -%}
+        {%- for row in run_query(query).rows -%}
+            {%- do files.update({row[0]: {'count': row[1], 'lower_bound': row[2]}}) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set reads = {} -%}
+    {%- for source_format in source_formats -%}
+        {%- set new_files = files.get(source_format, {}) -%}
+        {#- Files without column statistics cannot be pruned on: read from the start then. -#}
+        {%- do reads.update({source_format: {
+            'after_sequence': after[source_format],
+            'has_new_files': (new_files.get('count') or 0) > 0,
+            'landed_since': timestamp_literal(new_files.get('lower_bound') or '1970-01-01 00:00:00'),
+        }}) -%}
+    {%- endfor -%}
+    {%- if execute and is_incremental() -%}
+        {%- do set_model_idle(reads.values() | selectattr('has_new_files') | list | length == 0) -%}
+    {%- endif -%}
+    {{ return(reads) }}
 {%- endmacro %}
 
 
@@ -84,6 +118,9 @@
       where it was), so this check uses the build time, not `since`.
     -#}
     {%- set staged = (alias ~ '.' if alias else '') ~ column ~ ' > ' ~ since -%}
+    {%- if model_is_idle() -%}
+        {{ return('false') }}
+    {%- endif -%}
     {%- if execute and is_incremental() -%}
         {%- set last_built = query_scalar(
             "select cast(max(committed_at) as string) from " ~ this ~ ".snapshots where operation not in ('replace', 'delete')"

@@ -1,8 +1,13 @@
+{#- Rebuilt whole (insert_overwrite), but only by a build in which something it reads changed. -#}
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite', on_schema_change='fail') }}
+
 {#-
   How current each producer's data is, per source table: the newest commit
   time seen, when its latest change and its latest message of any kind were
   landed, its latest heartbeat, and how many of its messages are pending or
-  quarantined. Measured when the model is built (`measured_at`). A producer
+  quarantined. Measured when the model is built (`measured_at`); a build
+  leaves it as it is while nothing it reads has changed (an idle model,
+  macros/platform/idle_models.sql), so measured_at is then older. A producer
   that has sent messages but no usable change yet has one row with a null
   table_id. The test warn_when_a_producer_goes_quiet warns from it.
 -#}

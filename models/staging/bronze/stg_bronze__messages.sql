@@ -20,10 +20,7 @@
     'message_value', 'headers', 'enqueued_at', 'ingested_at', 'ingest_batch_id',
 ] %}
 
-{%- set reads = {} %}
-{%- for source_format in source_formats %}
-    {%- do reads.update({source_format: bronze_new_files(source('bronze', 'raw_' ~ source_format), source_format)}) %}
-{%- endfor %}
+{%- set reads = bronze_new_files(source_formats) %}
 
 with
 

@@ -8,6 +8,9 @@
 2. Python models run in the dbt process (``session`` submission method).
 3. One build at a time per lakehouse: ``hold_build_lock`` (the project's first
    on-run-start hook) fails a second build at once, naming the running one.
+
+It also keeps ``node_memo``: a value a node's macros decide while it compiles
+(e.g. that it has nothing new to read) and its materialization reads again.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ def is_iceberg_information(information: str | None) -> bool:
 
 class SparkEmbeddedAdapter(SparkAdapter):
     ConnectionManager = SparkEmbeddedConnectionManager
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._node_memo: dict[str, Any] = {}
 
     def _build_spark_relation_list(
         self, row_list: Any, relation_info_func: Callable[[Any], Any]
@@ -76,6 +83,17 @@ class SparkEmbeddedAdapter(SparkAdapter):
         except ServiceError as exc:
             raise DbtRuntimeError(str(exc)) from exc
         return ""
+
+    @available
+    def node_memo(self, key: str, value: Any = None) -> Any:
+        """The value remembered under ``key`` in this dbt process, after remembering ``value``
+        there when one is given. dbt renders a node's SQL (compile) and runs its
+        materialization in two Jinja contexts that share nothing but the adapter, so a
+        decision taken while compiling reaches the materialization through here. Keys
+        carry the invocation id and the node, so nothing leaks from one to the next."""
+        if value is not None:
+            self._node_memo[key] = value
+        return self._node_memo.get(key)
 
     @property
     def default_python_submission_method(self) -> str:

@@ -1,0 +1,169 @@
+{#-
+  Idle models: an incremental model whose inputs have not changed since its
+  last build would read nothing new, so a build leaves it as it is. Without
+  this, each such model still costs its watermark queries, a temporary view,
+  the planning of an empty MERGE and an Iceberg commit that adds nothing
+  (about 1-3 s a model), and that commit made its children look changed too.
+
+  A model is idle when it is built incrementally (a model can opt out with
+  `skip_when_idle=false`) and none of the Iceberg
+  tables it reads (through views too) has a snapshot newer than the model's
+  last build (its newest snapshot written by a build: not a compaction's
+  `replace`, nor a `delete` by hand). Upstream models finish before a model
+  starts, so its last build read everything they held then. Bronze tables
+  are written by `land` while a build runs, so a model that reads them
+  decides for itself (stg_bronze__messages: no bronze data file it has not
+  read) and says so with set_model_idle.
+
+  The decision is taken once per node, the first time one of the watermark
+  macros asks (while dbt compiles the model), and kept in the adapter's
+  node_memo, so that the materialization (incremental, below) skips the
+  model on the same decision: no query, no commit, reported as `IDLE`.
+  `--full-refresh` and a first build are never idle.
+-#}
+
+{% macro model_idle_key() -%}
+    {{ return(invocation_id ~ ':' ~ model.unique_id ~ ':idle') }}
+{%- endmacro %}
+
+
+{% macro set_model_idle(idle) -%}
+    {#- Records the model's own decision (a model that reads bronze, see above). -#}
+    {%- do adapter.node_memo(model_idle_key(), 'idle' if idle else 'busy') -%}
+{%- endmacro %}
+
+
+{% macro model_is_idle() -%}
+    {#- Whether the model being built has nothing new to read (see above); false at parse time. -#}
+    {%- if not execute or model.resource_type != 'model' or not config.get('skip_when_idle', true)
+        or should_full_refresh() or config.get('materialized') != 'incremental' -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set existing = load_cached_relation(this) -%}
+    {%- if existing is none or not existing.is_table -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set known = adapter.node_memo(model_idle_key()) -%}
+    {%- if known is none -%}
+        {%- set known = 'idle' if upstream_tables_unchanged() else 'busy' -%}
+        {%- do adapter.node_memo(model_idle_key(), known) -%}
+    {%- endif -%}
+    {{ return(known == 'idle') }}
+{%- endmacro %}
+
+
+{% macro upstream_tables(node_id, found=none) -%}
+    {#-
+      The tables node `node_id` reads, as `schema.name`: the models and seeds
+      it refers to, and those behind the views it refers to. Sources are
+      given as `source:<schema.name>` (written by `land`, not by a build).
+    -#}
+    {%- set found = found if found is not none else [] -%}
+    {%- set node = graph.nodes.get(node_id) -%}
+    {%- for upstream_id in node.depends_on.nodes if node -%}
+        {%- if upstream_id in graph.sources -%}
+            {%- set source_node = graph.sources[upstream_id] -%}
+            {%- do found.append('source:' ~ source_node.schema ~ '.' ~ source_node.identifier) -%}
+        {%- elif upstream_id in graph.nodes -%}
+            {%- set upstream = graph.nodes[upstream_id] -%}
+            {%- if upstream.config.materialized in ('view', 'ephemeral') -%}
+                {%- do upstream_tables(upstream_id, found) -%}
+            {%- elif upstream.resource_type in ('model', 'seed', 'snapshot') -%}
+                {%- do found.append(upstream.schema ~ '.' ~ (upstream.alias or upstream.name)) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(found | unique | list) }}
+{%- endmacro %}
+
+
+{% macro upstream_tables_unchanged() -%}
+    {#-
+      True when no table the model reads has a snapshot committed after the
+      model's last build, in one query over their `snapshots` metadata
+      tables; false when the model reads a source or has no build yet.
+    -#}
+    {%- set tables = upstream_tables(model.unique_id) -%}
+    {%- if tables | length == 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- for table in tables if table.startswith('source:') -%}
+        {{ return(false) }}
+    {%- endfor -%}
+    {%- set query -%}
+        select max(committed_at) > (
+            select max(committed_at) from {{ this }}.snapshots where operation not in ('replace', 'delete')
+        )
+        from (
+            {%- for table in tables %}
+            select committed_at from {{ table }}.snapshots where operation <> 'replace'
+            {%- if not loop.last %} union all{% endif %}
+            {%- endfor %}
+        ) as upstream_snapshots
+    {%- endset -%}
+    {%- set changed = run_query(query).columns[0].values()[0] -%}
+    {#- null: the model has no build snapshot, or its inputs none at all (both: build it). -#}
+    {{ return(changed is not none and not changed) }}
+{%- endmacro %}
+
+
+{% macro leave_idle_model() -%}
+    {#- The result of a materialization that leaves an idle model as it is. -#}
+    {%- call noop_statement('main', 'IDLE', 'IDLE', 0) -%}
+        -- {{ this }}: no table it reads has changed since its last build
+    {%- endcall -%}
+    {{ return({'relations': [this]}) }}
+{%- endmacro %}
+
+
+{#-
+  dbt-spark's incremental materialization, except that an idle model (see
+  above) is left as it is. dbt lets a Python job be submitted only by the
+  materialization itself (its macro stack one deep), so for a Python model
+  the steps of dbt-spark's materialization are taken here: create the table
+  (first build, full refresh), or write the model's rows to a temporary
+  table, check the schema (on_schema_change) and merge them in.
+-#}
+{% materialization incremental, adapter='spark_embedded', supported_languages=['sql', 'python'] %}
+    {%- if model_is_idle() -%}
+        {{ return(leave_idle_model()) }}
+    {%- endif -%}
+    {%- if model.language != 'python' -%}
+        {{ return(materialization_incremental_spark()) }}
+    {%- endif -%}
+    {%- set strategy = dbt_spark_validate_get_incremental_strategy(
+        config.get('incremental_strategy') or 'append', dbt_spark_validate_get_file_format(config.get('file_format', 'parquet'))
+    ) -%}
+    {%- set existing = load_relation(this) -%}
+    {{ run_hooks(pre_hooks) }}
+    {%- if existing is none or should_full_refresh() -%}
+        {%- if existing is not none -%}
+            {%- do adapter.drop_relation(existing) -%}
+        {%- endif -%}
+        {%- call statement('main', language='python') -%}
+            {{ create_table_as(False, this, compiled_code, 'python') }}
+        {%- endcall -%}
+        {%- do persist_constraints(this, model) -%}
+    {%- else -%}
+        {%- set staged = this.incorporate(path={'identifier': this.identifier ~ '__dbt_tmp'}) -%}
+        {%- call statement('create_tmp_relation', language='python') -%}
+            {{ create_table_as(True, staged, compiled_code, 'python') }}
+        {%- endcall -%}
+        {%- do process_schema_changes(
+            incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore'), staged, existing
+        ) -%}
+        {%- call statement('main') -%}
+            {{ dbt_spark_get_incremental_sql(
+                strategy, staged, this, existing, config.get('unique_key'),
+                config.get('predicates') or config.get('incremental_predicates')
+            ) }}
+        {%- endcall -%}
+        {%- call statement('drop_relation') -%}
+            drop table if exists {{ staged }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- do persist_docs(this, model) -%}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [this]}) }}
+{% endmaterialization %}
+
