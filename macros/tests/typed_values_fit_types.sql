@@ -16,7 +16,7 @@
             primary_key,
             version_number,
             row_data
-        from {{ ref('cdc_history') }}
+        from {{ cdc_test_rows(ref('cdc_history')) }} as history_rows
         where table_id = {{ typed_text_literal(table_id) }}
     ),
 

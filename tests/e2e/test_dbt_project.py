@@ -102,6 +102,35 @@ def test_a_batch_landed_across_builds_is_profiled_whole(spark, dbt, built) -> No
     ]
 
 
+def test_data_tests_read_what_the_last_build_added_unless_told_all(spark, dbt, built) -> None:
+    """A data test reads the rows its model's last build added (macros/tests/test_scope.sql):
+    a bad row added then fails it; one added by an earlier build is found by the whole-table
+    run (`cdc_test_scope: all`) only."""
+    table = "silver.int_ces__segments"
+    newest = spark.sql(f"select max(staged_at) from {table}").first()[0]
+
+    def add_bad_row(staged_at: str) -> None:
+        # A segment without its event (event_key is never null): what a broken build would add.
+        replaced = {"message_id": "concat(message_id, '-bad')", "event_key": "null", "staged_at": staged_at}
+        columns = ", ".join(replaced.get(c, c) for c in spark.table(table).columns)
+        spark.sql(f"insert into {table} select {columns} from {table} limit 1")
+
+    def failures(*args: str) -> list[str]:
+        result = dbt("test", "-s", "int_ces__segments", *args, expect_success=False)
+        return [r.node.name for r in result.result.results if str(r.status) == "fail"]
+
+    grain = "grain_int_ces__segments_message_id__event_key__is_duplicate"
+    try:
+        add_bad_row(f"timestamp'{newest}' - interval 1 day")
+        assert failures() == []
+        assert failures("--vars", "{cdc_test_scope: all}") == [grain]
+        add_bad_row("current_timestamp()")
+        assert failures() == [grain]
+    finally:
+        spark.sql(f"delete from {table} where message_id like '%-bad'")
+    assert failures("--vars", "{cdc_test_scope: all}") == []
+
+
 def test_relations_are_iceberg_and_python_model_ran_in_session(spark, built) -> None:
     for table in ("silver.stg_bronze__messages", "silver.int_bronze__batch_profiles"):
         assert spark.sql(f"select * from {table}.snapshots").count() >= 1
