@@ -101,6 +101,7 @@ class Run:
     base_bytes: int = 0
     per_producer: dict[str, dict[str, int]] = field(default_factory=dict)
     phases: list[Phase] = field(default_factory=list)
+    builds: dict[str, dict] = field(default_factory=dict)  # dbt build phase -> node_times
 
     def phase(self, name: str) -> Phase:
         return next(p for p in self.phases if p.name == name)
@@ -329,6 +330,8 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, bu
         spent = timed(commands, env, log)
         run.phases.append(Phase(name, spent, handled, len(commands)))
         print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
+        if name.startswith("dbt build"):
+            run.builds[name] = node_times(home / "dbt-target" / "run_results.json")
     # The first process started the lakehouse's metastore service (its start is in that phase).
     run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     for phase in watch_phases(home, env, log, run):
@@ -375,6 +378,33 @@ def machine() -> dict[str, str]:
     }
 
 
+def node_times(run_results: Path, top: int = 8) -> dict:
+    """Where a dbt build's time went, from its run_results.json: the build's elapsed
+    seconds, the summed seconds of its models and of its data tests (nodes run side by side
+    on dbt's threads, so the sums exceed the elapsed time), how many models were idle, and
+    the `top` slowest nodes."""
+    if not run_results.is_file():
+        return {}
+    results = json.loads(run_results.read_text())
+    # unique_id: <resource type>.<package>.<name>[.<hash of a generic test>]
+    ids = [r["unique_id"].split(".") for r in results["results"]]
+    nodes = [
+        (parts[0], parts[2], r["execution_time"], r.get("message"))
+        for parts, r in zip(ids, results["results"], strict=True)
+    ]
+    return {
+        "elapsed": results.get("elapsed_time"),
+        "model_seconds": sum(n[2] for n in nodes if n[0] != "test"),
+        "test_seconds": sum(n[2] for n in nodes if n[0] == "test"),
+        "nodes": len(nodes),
+        "idle_models": sum(1 for n in nodes if n[3] == "IDLE"),
+        "slowest": [
+            {"node": f"{kind} {name}"[:90], "seconds": seconds, "message": message}
+            for kind, name, seconds, message in sorted(nodes, key=lambda n: -n[2])[:top]
+        ],
+    }
+
+
 def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
     """(ratio, with start-up, without start-up)."""
     out = []
@@ -384,6 +414,7 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
             ("full build ÷ bare Spark parse", "dbt build (full)", "bare Spark parse"),
             ("incremental build ÷ full build", "dbt build (incremental)", "dbt build (full)"),
             ("nothing-new build ÷ full build", "dbt build (nothing new)", "dbt build (full)"),
+            ("nothing-new build ÷ dbt start-up", "dbt build (nothing new)", "dbt start-up"),
             ("land ÷ bare Spark parse", "land", "bare Spark parse"),
             ("land --watch (+1%) ÷ land (+1%)", "land --watch (+1%)", "land (+1%)"),
         ):
@@ -402,7 +433,13 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
     if len(runs) == 2:
         small, large = runs
         factor = large.target_messages / small.target_messages
-        for name in ("land", "bare Spark parse", "dbt build (full)", "dbt build (incremental)"):
+        for name in (
+            "land",
+            "bare Spark parse",
+            "dbt build (full)",
+            "dbt build (incremental)",
+            "dbt build (nothing new)",
+        ):
             if not any(p.name == name for p in small.phases):
                 continue
             out.append(
@@ -456,6 +493,23 @@ def report(runs: list[Run], host: dict[str, str], ces_large_every: int) -> str:
         *(f"| {label} | {a:.2f} | {'–' if math.isnan(b) else f'{b:.2f}'} |" for label, a, b in ratios(runs)),
         "",
     ]
+    for run in runs:
+        for build, times in run.builds.items():
+            if not times:
+                continue
+            lines += [
+                f"## Where {build} went (N = {run.target_messages:,}, run_results.json)",
+                "",
+                f"{times['elapsed']:.1f} s elapsed; {times['nodes']} nodes: "
+                f"models {times['model_seconds']:.1f} s, data tests {times['test_seconds']:.1f} s "
+                "(summed over dbt's threads); "
+                f"{times['idle_models']} idle model(s).",
+                "",
+                "| slowest nodes | seconds | message |",
+                "|---|---:|---|",
+                *(f"| {n['node']} | {n['seconds']:.2f} | {n['message'] or ''} |" for n in times["slowest"]),
+                "",
+            ]
     return "\n".join(lines)
 
 

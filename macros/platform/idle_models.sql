@@ -52,36 +52,46 @@
 {%- endmacro %}
 
 
-{% macro upstream_tables(node_id, found=none) -%}
+{% macro upstream_table_nodes(node_id, found=none) -%}
     {#-
-      The tables node `node_id` reads, as `schema.name`: the models and seeds
-      it refers to, and those behind the views it refers to. Sources are
-      given as `source:<schema.name>` (written by `land`, not by a build).
+      The graph nodes of the tables node `node_id` reads: the models, seeds
+      and sources it refers to, and those behind the views it refers to.
     -#}
     {%- set found = found if found is not none else [] -%}
     {%- set node = graph.nodes.get(node_id) -%}
     {%- for upstream_id in node.depends_on.nodes if node -%}
-        {%- if upstream_id in graph.sources -%}
-            {%- set source_node = graph.sources[upstream_id] -%}
-            {%- do found.append('source:' ~ source_node.schema ~ '.' ~ source_node.identifier) -%}
-        {%- elif upstream_id in graph.nodes -%}
-            {%- set upstream = graph.nodes[upstream_id] -%}
-            {%- if upstream.config.materialized in ('view', 'ephemeral') -%}
-                {%- do upstream_tables(upstream_id, found) -%}
-            {%- elif upstream.resource_type in ('model', 'seed', 'snapshot') -%}
-                {%- do found.append(upstream.schema ~ '.' ~ (upstream.alias or upstream.name)) -%}
-            {%- endif -%}
+        {%- set upstream = graph.nodes.get(upstream_id) or graph.sources.get(upstream_id) -%}
+        {%- if upstream and upstream.resource_type == 'model' and upstream.config.materialized in ('view', 'ephemeral') -%}
+            {%- do upstream_table_nodes(upstream_id, found) -%}
+        {%- elif upstream and upstream.resource_type in ('model', 'seed', 'snapshot', 'source')
+            and upstream not in found -%}
+            {%- do found.append(upstream) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(found | unique | list) }}
+    {{ return(found) }}
+{%- endmacro %}
+
+
+{% macro upstream_tables(node_id) -%}
+    {#-
+      The tables node `node_id` reads (upstream_table_nodes), as
+      `schema.name`; sources as `source:<schema.name>` (written by `land`,
+      not by a build).
+    -#}
+    {%- set names = [] -%}
+    {%- for upstream in upstream_table_nodes(node_id) -%}
+        {%- do names.append(('source:' if upstream.resource_type == 'source' else '')
+            ~ upstream.schema ~ '.' ~ (upstream.identifier if upstream.resource_type == 'source' else (upstream.alias or upstream.name))) -%}
+    {%- endfor -%}
+    {{ return(names | unique | list) }}
 {%- endmacro %}
 
 
 {% macro upstream_tables_unchanged() -%}
     {#-
-      True when no table the model reads has a snapshot committed after the
-      model's last build, in one query over their `snapshots` metadata
-      tables; false when the model reads a source or has no build yet.
+      True when no table the model being built reads has a snapshot
+      committed after the model's last build (through Iceberg's API: adapter
+      iceberg_last_commits); false when it reads a source or has no build yet.
     -#}
     {%- set tables = upstream_tables(model.unique_id) -%}
     {%- if tables | length == 0 -%}
@@ -90,20 +100,14 @@
     {%- for table in tables if table.startswith('source:') -%}
         {{ return(false) }}
     {%- endfor -%}
-    {%- set query -%}
-        select max(committed_at) > (
-            select max(committed_at) from {{ this }}.snapshots where operation not in ('replace', 'delete')
-        )
-        from (
-            {%- for table in tables %}
-            select committed_at from {{ table }}.snapshots where operation <> 'replace'
-            {%- if not loop.last %} union all{% endif %}
-            {%- endfor %}
-        ) as upstream_snapshots
-    {%- endset -%}
-    {%- set changed = run_query(query).columns[0].values()[0] -%}
-    {#- null: the model has no build snapshot, or its inputs none at all (both: build it). -#}
-    {{ return(changed is not none and not changed) }}
+    {%- set built = adapter.iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
+    {%- if built is none -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- for committed in adapter.iceberg_last_commits(tables, ['replace']).values() if committed is not none and committed >= built -%}
+        {{ return(false) }}
+    {%- endfor -%}
+    {{ return(true) }}
 {%- endmacro %}
 
 

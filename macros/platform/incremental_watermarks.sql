@@ -59,11 +59,10 @@
         {%- do after.update({source_format: -1}) -%}
     {%- endfor -%}
     {%- if execute and is_incremental() -%}
-        {%- set held = run_query(
-            "select source_format, max(bronze_sequence_number) from " ~ this ~ " group by source_format"
-        ) -%}
-        {%- for row in held.rows if row[0] in after and row[1] is not none -%}
-            {%- do after.update({row[0]: row[1] | int}) -%}
+        {#- What the model holds: bronze_read_positions, asked by the build's first hook (or now). -#}
+        {%- for source_format, sequence in (bronze_read_positions(cdc_test_scope_start() or '9999-12-31 23:59:59') or {}).items()
+            if source_format in after -%}
+            {%- do after.update({source_format: sequence}) -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set files = {} -%}

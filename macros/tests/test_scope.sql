@@ -59,6 +59,7 @@
             {%- set key = kwargs.get('columns') or kwargs.get('combination_of_columns') or [kwargs.get('column_name')] -%}
         {%- endif -%}
         {%- set scope = cdc_test_scope_condition(relation, tested, key) -%}
+        {%- do record_test_scope(tested, scope) -%}
         {%- if scope is not none -%}
             {%- do conditions.append('(' ~ scope ~ ')') -%}
         {%- endif -%}
@@ -87,6 +88,9 @@
     {#- `relation` (a model or source of the test) as a singular test reads it: a subquery of its rows in scope; `key`: as for a grain test. -#}
     {%- set node = tested_node(relation) if not cdc_tests_whole() else none -%}
     {%- set scope = cdc_test_scope_condition(relation, node, key) if node is not none else none -%}
+    {%- if node is not none -%}
+        {%- do record_test_scope(node, scope) -%}
+    {%- endif -%}
     {#- With the Iceberg file of each row (`_file`), which `*` leaves out, for a table. -#}
     {%- set file_column = ', _file' if node is not none and (node.resource_type != 'model' or node.config.materialized != 'view') else '' -%}
     {{ return('(select *' ~ file_column ~ ' from ' ~ relation ~ (' as scoped where ' ~ scope if scope is not none else '') ~ ')') }}
@@ -103,6 +107,11 @@
         {{ return(none) }}
     {%- endif -%}
     {%- set start = cdc_test_scope_start() -%}
+    {%- if node.config.materialized == 'incremental' and start is not none
+        and adapter.node_memo(invocation_id ~ ':' ~ node.unique_id ~ ':idle') == 'idle' -%}
+        {#- Left as it was by this build (model_is_idle): it added nothing. -#}
+        {{ return('false') }}
+    {%- endif -%}
     {%- if node.resource_type == 'source' -%}
         {%- set scope = bronze_files_read_by_run(relation, node, start) -%}
     {%- elif node.config.materialized == 'incremental' and 'staged_at' in node.columns -%}
@@ -113,6 +122,9 @@
         {%- set scope = 'staged_at >= ' ~ timestamp_literal(since) if since is not none else 'false' -%}
     {%- elif node.config.materialized == 'incremental' -%}
         {%- set scope = iceberg_files_since(relation, start) -%}
+    {%- elif key and node.resource_type == 'model' and node.config.materialized == 'view' -%}
+        {#- A grain test of a view: the rows whose key is in a scoped row of a table under it. -#}
+        {{ return(view_keys_in_scope(node, key)) }}
     {%- else -%}
         {#- A view, seed or table: whole when a table under it (or it) changed. -#}
         {%- set tables = upstream_tables(node.unique_id) if node.resource_type == 'model' else [] -%}
@@ -123,11 +135,50 @@
     {%- endif -%}
     {%- set merged_on = node.config.get('unique_key') if node.config else none -%}
     {%- set merged_on = [merged_on] if merged_on is string else (merged_on or []) -%}
-    {%- if key and scope != 'false' and (key | map('lower') | sort | list) != (merged_on | map('lower') | sort | list) -%}
+    {%- if scope is none or scope == 'false' -%}
+        {{ return(scope) }}
+    {%- endif -%}
+    {%- if key and (key | map('lower') | sort | list) != (merged_on | map('lower') | sort | list) -%}
+        {%- if table_written_since(relation, start) -%}
+            {#- Created or replaced by this build: every row is new, so read them all once. -#}
+            {{ return(none) }}
+        {%- endif -%}
         {%- set key_list = key | join(', ') -%}
         {%- set scope = '(' ~ scope ~ ') or (' ~ key_list ~ ') in (select ' ~ key_list ~ ' from ' ~ relation ~ ' as scoped_keys where ' ~ scope ~ ')' -%}
     {%- endif -%}
     {{ return(scope) }}
+{%- endmacro %}
+
+
+{% macro view_keys_in_scope(node, key) -%}
+    {#-
+      The scope of a grain test of the view `node` on `key` (columns): the
+      rows whose key is the key of a row in scope in one of the tables under
+      the view (upstream_table_nodes), from every table that has those
+      columns; `false` when none has such a row; none (every row) when a
+      table under the view lacks a key column or is read whole.
+    -#}
+    {%- set key_list = key | join(', ') -%}
+    {%- set selects = [] -%}
+    {%- for upstream in upstream_table_nodes(node.unique_id) -%}
+        {%- for column in key if column | lower not in upstream.columns -%}
+            {{ return(none) }}
+        {%- endfor -%}
+        {%- set upstream_relation = api.Relation.create(
+            schema=upstream.schema,
+            identifier=upstream.identifier if upstream.resource_type == 'source' else (upstream.alias or upstream.name),
+        ) -%}
+        {%- set scope = cdc_test_scope_condition(upstream_relation, upstream) -%}
+        {%- if scope is none -%}
+            {{ return(none) }}
+        {%- elif scope != 'false' -%}
+            {%- do selects.append('select ' ~ key_list ~ ' from ' ~ upstream_relation ~ ' as scoped_keys where ' ~ scope) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if selects | length == 0 -%}
+        {{ return('false') }}
+    {%- endif -%}
+    {{ return('(' ~ key_list ~ ') in (' ~ selects | join(' union all ') ~ ')') }}
 {%- endmacro %}
 
 
@@ -142,7 +193,8 @@
     {%- set after_sequence = query_scalar(
         'select coalesce(max_by(latest_sequence_number, timestamp), -1) from ' ~ relation ~ '.metadata_log_entries where ' ~ before
     ) -%}
-    {{ return(iceberg_files_after(relation, after_sequence | int)) }}
+    {#- No metadata before: the table was created since, so every row is in. -#}
+    {{ return(iceberg_files_after(relation, after_sequence | int) if after_sequence | int >= 0 else none) }}
 {%- endmacro %}
 
 
@@ -163,43 +215,63 @@
       before `start` (before its last build, for a `dbt test` on its own).
       The tests of a bronze table may run before or after staging in the
       same build, so the files landed since and not read yet are in too.
-      None (every row) before staging's first build.
+      None (every row) when staging had read nothing of it before.
     -#}
-    {%- set positions = bronze_read_positions(start) -%}
-    {%- if positions is none -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set read = positions.get(node.identifier | replace('raw_', '', 1)) -%}
-    {{ return(iceberg_files_after(relation, read.before if read else -1)) }}
+    {%- set before = (bronze_read_positions(start) or {}).get(node.identifier | replace('raw_', '', 1), -1) -%}
+    {{ return(iceberg_files_after(relation, before) if before >= 0 else none) }}
 {%- endmacro %}
 
 
 {% macro bronze_read_positions(start) -%}
     {#-
       How far stg_bronze__messages had read each bronze table before `start`
-      (none: its last build) and how far now, in data sequence numbers, and
-      how many rows it staged since, as a dict: format -> {before, now,
-      staged}. None when staging has no table yet. One pass over the
-      model's sequence numbers.
+      (none: before its last build), as a data sequence number per format;
+      none when staging has no table yet. One pass over the model's sequence
+      numbers. For a build, the project's on-run-start hook asks first, before
+      staging runs, and the answer is kept for the build (adapter node_memo):
+      the bronze tests, the accounting test and staging itself reuse it.
     -#}
+    {%- set memo_key = invocation_id ~ ':bronze_read_positions' -%}
+    {%- if start is not none and adapter.node_memo(memo_key) is not none -%}
+        {{ return(adapter.node_memo(memo_key).positions) }}
+    {%- endif -%}
     {%- set staging = graph.nodes['model.' ~ project_name ~ '.stg_bronze__messages'] -%}
     {#- Not ref(): the tests of a bronze table do not depend on staging. -#}
     {%- set staged = adapter.get_relation(database=staging.database, schema=staging.schema, identifier=staging.alias or staging.name) -%}
-    {%- if staged is none -%}
-        {{ return(none) }}
+    {%- set positions = none -%}
+    {%- if staged is not none -%}
+        {%- set since = start or query_scalar('select cast(max(staged_at) as string) from ' ~ staged) -%}
+        {%- set positions = {} -%}
+        {%- for row in run_query(
+            'select source_format, max(bronze_sequence_number) from ' ~ staged
+            ~ ' where staged_at < ' ~ timestamp_literal(since or '9999-12-31 23:59:59') ~ ' group by source_format'
+        ).rows -%}
+            {%- do positions.update({row[0]: row[1] | int}) -%}
+        {%- endfor -%}
     {%- endif -%}
-    {%- set since = start or query_scalar('select cast(max(staged_at) as string) from ' ~ staged) -%}
-    {%- set since_literal = timestamp_literal(since or '9999-12-31 23:59:59') -%}
-    {%- set positions = {} -%}
-    {%- for row in run_query(
-        'select source_format,'
-        ~ ' coalesce(max(bronze_sequence_number) filter (where staged_at < ' ~ since_literal ~ '), -1),'
-        ~ ' max(bronze_sequence_number), count_if(staged_at >= ' ~ since_literal ~ ')'
-        ~ ' from ' ~ staged ~ ' group by source_format'
-    ).rows -%}
-        {%- do positions.update({row[0]: {'before': row[1] | int, 'now': row[2] | int, 'staged': row[3] | int}}) -%}
-    {%- endfor -%}
+    {%- if start is not none -%}
+        {%- do adapter.node_memo(memo_key, {'positions': positions}) -%}
+    {%- endif -%}
     {{ return(positions) }}
+{%- endmacro %}
+
+
+{% macro remember_bronze_read_positions() -%}
+    {#- An on-run-start hook: how far staging has read bronze as a build starts (bronze_read_positions). -#}
+    {%- if execute and cdc_test_scope_start() is not none -%}
+        {%- do bronze_read_positions(cdc_test_scope_start()) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro table_written_since(relation, start) -%}
+    {#- Whether every snapshot of the Iceberg table `relation` was committed since `start` (it was created or replaced since). -#}
+    {%- if start is none -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(query_scalar(
+        'select count(*) from ' ~ relation ~ '.snapshots where committed_at < ' ~ timestamp_literal(start)
+    ) == 0) }}
 {%- endmacro %}
 
 
@@ -219,3 +291,40 @@
     {%- endset -%}
     {{ return(query_scalar(query) > 0) }}
 {%- endmacro %}
+
+
+{% macro test_scopes_key() -%}
+    {#- The adapter node_memo key of the scopes of the test being compiled; none inside a generic test's body. -#}
+    {{ return(invocation_id ~ ':' ~ model.unique_id ~ ':scopes' if model.unique_id is defined else none) }}
+{%- endmacro %}
+
+
+{% macro record_test_scope(node, scope) -%}
+    {#- Keeps the scope of one relation the test being compiled reads, for the test materialization. -#}
+    {%- set key = test_scopes_key() -%}
+    {%- if key is not none -%}
+        {%- set scopes = adapter.node_memo(key) or {} -%}
+        {%- do scopes.update({node.unique_id: scope}) -%}
+        {%- do adapter.node_memo(key, scopes) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  dbt's test materialization, except that a test whose every input is out
+  of scope (scope `false`: the build added nothing to it) is not sent to
+  Spark: it passes with no failure, as its query would.
+-#}
+{% materialization test, adapter='spark_embedded' %}
+    {%- set scopes = adapter.node_memo(test_scopes_key()) or {} -%}
+    {%- set inputs = model.depends_on.nodes -%}
+    {%- if inputs | length > 0 and not should_store_failures()
+        and inputs | reject('in', scopes) | list | length == 0
+        and scopes.values() | reject('equalto', 'false') | list | length == 0 -%}
+        {%- call statement('main', fetch_result=True) -%}
+            select 0 as failures, false as should_warn, false as should_error
+        {%- endcall -%}
+        {{ return({'relations': []}) }}
+    {%- endif -%}
+    {{ return(materialization_test_default()) }}
+{% endmaterialization %}

@@ -80,6 +80,28 @@ def test_second_build_changes_nothing(spark, dbt, built) -> None:
     assert spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0] == seed_snapshots
 
 
+def test_a_build_with_nothing_new_leaves_every_incremental_model_as_it_is(spark, dbt, built) -> None:
+    """Idle models (macros/platform/idle_models.sql): no query, no merge, no Iceberg snapshot."""
+
+    def snapshots() -> dict[str, int]:
+        return {
+            f"{schema}.{t.name}": spark.sql(f"select count(*) from {schema}.{t.name}.snapshots").first()[0]
+            for schema in ("silver", "gold")
+            for t in spark.catalog.listTables(schema)
+            if not t.isTemporary and t.tableType != "VIEW"
+        }
+
+    before = snapshots()
+    result = dbt("build", "--exclude-resource-type", "unit_test")
+    messages = {
+        r.node.name: r.message
+        for r in result.result.results
+        if r.node.resource_type == "model" and r.node.config.materialized == "incremental"
+    }
+    assert messages and set(messages.values()) == {"IDLE"}, messages
+    assert snapshots() == before
+
+
 def test_a_batch_landed_across_builds_is_profiled_whole(spark, dbt, built) -> None:
     """A batch still landing when dbt ran gets its later messages added to its profile."""
     where = f"source_uri = '{built.resolve().as_uri()}'"

@@ -95,6 +95,35 @@ class SparkEmbeddedAdapter(SparkAdapter):
             self._node_memo[key] = value
         return self._node_memo.get(key)
 
+    @available
+    def iceberg_last_commits(self, tables: list[str], skipped_operations: list[str]) -> dict[str, int | None]:
+        """For each Iceberg table name in ``tables``, when (epoch milliseconds) its newest
+        snapshot committed, going back from its current snapshot past those whose operation is
+        in ``skipped_operations`` (e.g. a compaction's ``replace``); None for a table with no
+        such snapshot. Read through Iceberg's own API, on the table Spark resolves for a
+        query: no Spark job, a few milliseconds a table (the `snapshots` metadata table takes
+        a Spark query each).
+        A table that is missing or not Iceberg raises, naming it."""
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        commits: dict[str, int | None] = {}
+        for name in tables:
+            try:
+                # The table as Spark resolves it for a query (Iceberg's SparkTable), from the
+                # analyzed plan: no job runs. (The session catalog object itself can be Spark's
+                # V2SessionCatalog, which hands out V1Tables.)
+                plan = spark.table(name)._jdf.queryExecution().analyzed()
+                table = plan.collectLeaves().head().table().table()
+            except Exception as exc:  # py4j errors carry the JVM's message
+                raise DbtRuntimeError(f"{name}: not an Iceberg table this session can load ({exc})") from exc
+            snapshot = table.currentSnapshot()
+            while snapshot is not None and snapshot.operation() in skipped_operations:
+                parent = snapshot.parentId()
+                snapshot = table.snapshot(parent) if parent is not None else None
+            commits[name] = snapshot.timestampMillis() if snapshot is not None else None
+        return commits
+
     @property
     def default_python_submission_method(self) -> str:
         return "session"
