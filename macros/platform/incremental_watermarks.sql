@@ -121,12 +121,16 @@
         {{ return('false') }}
     {%- endif -%}
     {%- if execute and is_incremental() -%}
-        {%- set last_built = query_scalar(
-            "select cast(max(committed_at) as string) from " ~ this ~ ".snapshots where operation not in ('replace', 'delete')"
-        ) -%}
+        {#- Commit times through Iceberg's API (adapter iceberg_last_commits): no Spark query. -#}
+        {%- set last_built = adapter.iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
         {%- if last_built is not none -%}
+            {%- set upstream_commit = adapter.iceberg_last_commits([relation | string], ['replace']).values() | first -%}
+            {%- if upstream_commit is none or upstream_commit < last_built -%}
+                {#- No commit of the upstream since: nothing of it can be new. -#}
+                {{ return('false') }}
+            {%- endif -%}
             {%- set found = run_query(
-                'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > ' ~ timestamp_literal(last_built)
+                'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > timestamp_millis(' ~ last_built ~ ')'
                 ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
             ) -%}
             {%- if found.rows | length == 0 -%}
