@@ -12,20 +12,14 @@
 -#}
 {% materialization seed, adapter='spark_embedded' %}
     {%- set fingerprint = seed_fingerprint(model) -%}
-    {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
-    {%- if old_relation is not none and old_relation.is_table and not should_full_refresh()
-        and iceberg_table_property(old_relation, 'dbt.seed_fingerprint') == fingerprint -%}
+    {%- set existing = fingerprinted_relation('seed', fingerprint) -%}
+    {%- if existing is not none -%}
         {#- dbt's seed task reads the CSV's rows from this result. -#}
         {%- do store_result('agate_table', response='OK', agate_table=load_agate_table()) -%}
-        {%- call noop_statement('main', 'UNCHANGED', 'UNCHANGED', 0) -%}
-            -- {{ old_relation }} already holds this seed's CSV (dbt.seed_fingerprint {{ fingerprint }})
-        {%- endcall -%}
-        {{ return({'relations': [old_relation]}) }}
+        {{ return(leave_unchanged(existing, 'seed', fingerprint)) }}
     {%- endif -%}
     {%- set result = materialization_seed_default() -%}
-    {%- do run_query(
-        'alter table ' ~ this ~ " set tblproperties ('dbt.seed_fingerprint' = '" ~ fingerprint ~ "')"
-    ) -%}
+    {%- do keep_fingerprint('seed', fingerprint) -%}
     {{ return(result) }}
 {% endmaterialization %}
 

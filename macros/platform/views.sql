@@ -10,18 +10,12 @@
 -#}
 {% materialization view, adapter='spark_embedded' %}
     {%- set fingerprint = view_fingerprint(model) -%}
-    {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
-    {%- if existing is not none and existing.is_view and not should_full_refresh()
-        and iceberg_table_property(existing, 'dbt.view_fingerprint') == fingerprint -%}
-        {%- call noop_statement('main', 'UNCHANGED', 'UNCHANGED', 0) -%}
-            -- {{ existing }} is already defined as this model says (dbt.view_fingerprint {{ fingerprint }})
-        {%- endcall -%}
-        {{ return({'relations': [existing]}) }}
+    {%- set existing = fingerprinted_relation('view', fingerprint) -%}
+    {%- if existing is not none -%}
+        {{ return(leave_unchanged(existing, 'view', fingerprint)) }}
     {%- endif -%}
     {%- set result = create_or_replace_view() -%}
-    {%- do run_query(
-        'alter view ' ~ this ~ " set tblproperties ('dbt.view_fingerprint' = '" ~ fingerprint ~ "')"
-    ) -%}
+    {%- do keep_fingerprint('view', fingerprint) -%}
     {{ return(result) }}
 {% endmaterialization %}
 

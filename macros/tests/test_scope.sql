@@ -156,13 +156,15 @@
       rows whose key is the key of a row in scope in one of the tables under
       the view (upstream_table_nodes), from every table that has those
       columns; `false` when none has such a row; none (every row) when a
-      table under the view lacks a key column or is read whole.
+      table under the view is read whole, or lacks a key column and a table
+      under the view changed since the scope's start.
     -#}
     {%- set key_list = key | join(', ') -%}
     {%- set selects = [] -%}
     {%- for upstream in upstream_table_nodes(node.unique_id) -%}
         {%- for column in key if column | lower not in upstream.columns -%}
-            {{ return(none) }}
+            {#- No key to follow: whole when a table under the view changed, as for other views. -#}
+            {{ return(none if tables_changed_since(upstream_tables(node.unique_id), cdc_test_scope_start()) else 'false') }}
         {%- endfor -%}
         {%- set upstream_relation = api.Relation.create(
             schema=upstream.schema,
