@@ -100,14 +100,42 @@
     {%- for table in tables if table.startswith('source:') -%}
         {{ return(false) }}
     {%- endfor -%}
-    {%- set built = adapter.iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
+    {%- set built = iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
     {%- if built is none -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- for committed in adapter.iceberg_last_commits(tables, ['replace']).values() if committed is not none and committed >= built -%}
+    {%- for committed in iceberg_last_commits(tables, ['replace']).values() if committed is not none and committed >= built -%}
         {{ return(false) }}
     {%- endfor -%}
     {{ return(true) }}
+{%- endmacro %}
+
+
+{% macro iceberg_last_commits(tables, skipped_operations) -%}
+    {#-
+      When (epoch milliseconds) each of `tables` (`schema.name`) last
+      committed, not counting snapshots whose operation is in
+      `skipped_operations`: a dict, none for a table without such a snapshot.
+      A target that runs Spark in the dbt process (method session) reads
+      Iceberg's API through the adapter, a few milliseconds a table; another
+      (thrift) asks the tables' `snapshots` metadata tables, in one query.
+    -#}
+    {%- if target.method == 'session' -%}
+        {{ return(adapter.iceberg_last_commits(tables, skipped_operations)) }}
+    {%- endif -%}
+    {%- set skipped = "'" ~ skipped_operations | join("', '") ~ "'" -%}
+    {%- set query -%}
+        {%- for table in tables %}
+        select '{{ table }}', unix_millis(max(committed_at)) from {{ table }}.snapshots
+        {%- if skipped_operations %} where operation not in ({{ skipped }}){% endif %}
+        {%- if not loop.last %} union all{% endif %}
+        {%- endfor %}
+    {%- endset -%}
+    {%- set commits = {} -%}
+    {%- for row in run_query(query).rows -%}
+        {%- do commits.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(commits) }}
 {%- endmacro %}
 
 

@@ -121,10 +121,10 @@
         {{ return('false') }}
     {%- endif -%}
     {%- if execute and is_incremental() -%}
-        {#- Commit times through Iceberg's API (adapter iceberg_last_commits): no Spark query. -#}
-        {%- set last_built = adapter.iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
+        {#- Commit times through Iceberg's API (iceberg_last_commits): no Spark query. -#}
+        {%- set last_built = iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
         {%- if last_built is not none -%}
-            {%- set upstream_commit = adapter.iceberg_last_commits([relation | string], ['replace']).values() | first -%}
+            {%- set upstream_commit = iceberg_last_commits([relation | string], ['replace']).values() | first -%}
             {%- if upstream_commit is none or upstream_commit < last_built -%}
                 {#- No commit of the upstream since: nothing of it can be new. -#}
                 {{ return('false') }}

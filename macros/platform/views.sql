@@ -16,6 +16,8 @@
     {%- endif -%}
     {%- set result = create_or_replace_view() -%}
     {%- do keep_fingerprint('view', fingerprint) -%}
+    {#- Its data tests then read all its rows (built_anew). -#}
+    {%- do adapter.node_memo(invocation_id ~ ':' ~ model.unique_id ~ ':built_anew', true) -%}
     {{ return(result) }}
 {% endmaterialization %}
 

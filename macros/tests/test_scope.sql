@@ -107,6 +107,10 @@
         {{ return(none) }}
     {%- endif -%}
     {%- set start = cdc_test_scope_start() -%}
+    {%- if built_anew(node) -%}
+        {#- A view this build created or redefined: all of it is new. -#}
+        {{ return(none) }}
+    {%- endif -%}
     {%- if node.config.materialized == 'incremental' and start is not none
         and adapter.node_memo(invocation_id ~ ':' ~ node.unique_id ~ ':idle') == 'idle' -%}
         {#- Left as it was by this build (model_is_idle): it added nothing. -#}
@@ -200,13 +204,21 @@
 {%- endmacro %}
 
 
-{% macro iceberg_files_after(relation, after_sequence) -%}
-    {#- The rows of `relation` in data files committed with a data sequence number above `after_sequence`; `false` when there is none. -#}
-    {%- set filter = iceberg_new_files_filter(after_sequence) -%}
-    {%- if query_scalar('select count(*) from ' ~ relation ~ '.entries where ' ~ filter) == 0 -%}
+{% macro iceberg_files_after(relation, after_sequence, bound_column=none) -%}
+    {#-
+      The rows of `relation` in data files committed with a data sequence
+      number above `after_sequence`; `false` when there is none. With
+      `bound_column` (a time that grows from one commit to the next, e.g.
+      bronze's ingested_at), also its lower bound in those files, so that
+      Iceberg skips the older files instead of reading every file's rows.
+    -#}
+    {%- set new_files = iceberg_new_files(relation, after_sequence, bound_column) -%}
+    {%- if new_files.count == 0 -%}
         {{ return('false') }}
     {%- endif -%}
-    {{ return('_file in (select data_file.file_path from ' ~ relation ~ '.entries where ' ~ filter ~ ')') }}
+    {%- set bound = bound_column ~ ' >= ' ~ timestamp_literal(new_files.lower_bound) ~ ' and '
+        if bound_column and new_files.lower_bound is not none else '' -%}
+    {{ return(bound ~ '_file in (select data_file.file_path from ' ~ relation ~ '.entries where ' ~ new_files.filter ~ ')') }}
 {%- endmacro %}
 
 
@@ -220,7 +232,7 @@
       None (every row) when staging had read nothing of it before.
     -#}
     {%- set before = (bronze_read_positions(start) or {}).get(node.identifier | replace('raw_', '', 1), -1) -%}
-    {{ return(iceberg_files_after(relation, before) if before >= 0 else none) }}
+    {{ return(iceberg_files_after(relation, before, 'ingested_at') if before >= 0 else none) }}
 {%- endmacro %}
 
 
@@ -330,3 +342,9 @@
     {%- endif -%}
     {{ return(materialization_test_default()) }}
 {% endmaterialization %}
+
+
+{% macro built_anew(node) -%}
+    {#- Whether this dbt invocation created or redefined the view `node` (the view materialization says so). -#}
+    {{ return(node is not none and adapter.node_memo(invocation_id ~ ':' ~ node.unique_id ~ ':built_anew') is not none) }}
+{%- endmacro %}

@@ -16,7 +16,8 @@
             primary_key,
             version_number,
             row_data
-        from {{ cdc_test_rows(ref('cdc_history')) }} as history_rows
+        {#- All of the table's history when this build created or redefined the model. #}
+        from {{ ref('cdc_history') if node is none or built_anew(node) else cdc_test_rows(ref('cdc_history')) }} as history_rows
         where table_id = {{ typed_text_literal(table_id) }}
     ),
 

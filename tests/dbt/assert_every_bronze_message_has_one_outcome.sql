@@ -18,12 +18,14 @@
 -- On an incremental build it checks the messages of the bronze data files
 -- that build's staging read, the messages it staged and their outcomes
 -- (macro cdc_test_rows); an outcome invented for a message outside them is
--- found on a full refresh or with cdc_test_scope=all, which check all.
+-- found on a full refresh, with cdc_test_scope=all and by a `dbt test` on
+-- its own, which check all.
 {%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
 {%- set whole = cdc_tests_whole() %}
 {%- set start = none if whole else cdc_test_scope_start() %}
-{#- Scoped when staging had read something before this build (else every row is new anyway). #}
-{%- set whole = whole or not bronze_read_positions(start) %}
+{#- Scoped in a build when staging had read something before it (else every row is new
+    anyway); a `dbt test` on its own checks everything. #}
+{%- set whole = whole or start is none or not bronze_read_positions(start) %}
 
 with
 
@@ -60,37 +62,95 @@ landed as (
     {% endfor %}
 ),
 
-staged as (
-    select * from staged_in_scope
-    {%- if not whole %}
-        {#- A message landed again is staged once, by an earlier build. #}
-        union
+{% if whole -%}
+    staged as (
+        select * from staged_in_scope
+    ),
+
+    outcomes as (
+        select
+            source_format,
+            message_id,
+            count(*) as n_outcomes
+        from {{ ref('cdc_message_outcomes') }}
+        group by source_format, message_id
+    ),
+{%- else -%}
+    {#-
+      Scoped: the messages this build staged, and those landed again (staged
+      once, by an earlier build; usually none). A message gets its outcome
+      in the build that stages it, so the outcomes of the new messages are
+      rows the producers' outcome tables wrote in this build (staged_at);
+      those of messages landed again are looked up whole.
+    #}
+    landed_again as (
+        select landed.*
+        from landed
+        left anti join staged_in_scope
+            on
+                landed.source_format = staged_in_scope.source_format
+                and landed.message_id = staged_in_scope.message_id
+    ),
+
+    staged as (
+        select * from staged_in_scope
+        union all
         select
             known.source_format,
             known.message_id,
             known.bronze_sequence_number
         from {{ ref('stg_bronze__messages') }} as known
-        left semi join landed
+        left semi join landed_again
             on
-                known.source_format = landed.source_format
-                and known.message_id = landed.message_id
-    {%- endif %}
-),
+                known.source_format = landed_again.source_format
+                and known.message_id = landed_again.message_id
+    ),
 
-outcomes as (
-    select
-        outcome.source_format,
-        outcome.message_id,
-        count(*) as n_outcomes
-    from {{ ref('cdc_message_outcomes') }} as outcome
-    {%- if not whole %}
-        left semi join staged
+    new_outcomes as (
+        {% for outcomes in upstream_table_nodes('model.' ~ project_name ~ '.cdc_message_outcomes')
+            if outcomes.resource_type == 'model' and 'outcome' in outcomes.columns -%}
+            select
+                source_format,
+                message_id
+            from {{ outcomes.schema }}.{{ outcomes.alias or outcomes.name }}
+            where staged_at >= {{ timestamp_literal(start) }}
+            union all
+        {% endfor -%}
+        {#- Formats without a parser: one outcome each, from staging (as in cdc_message_outcomes). #}
+        select
+            source_format,
+            message_id
+        from staged_in_scope
+        where source_format = 'unknown'
+    ),
+
+    outcome_rows as (
+        select new_outcomes.*
+        from new_outcomes
+        left semi join staged_in_scope
             on
-                outcome.source_format = staged.source_format
-                and outcome.message_id = staged.message_id
-    {%- endif %}
-    group by outcome.source_format, outcome.message_id
-),
+                new_outcomes.source_format = staged_in_scope.source_format
+                and new_outcomes.message_id = staged_in_scope.message_id
+        union all
+        select
+            outcome.source_format,
+            outcome.message_id
+        from {{ ref('cdc_message_outcomes') }} as outcome
+        left semi join landed_again
+            on
+                outcome.source_format = landed_again.source_format
+                and outcome.message_id = landed_again.message_id
+    ),
+
+    outcomes as (
+        select
+            source_format,
+            message_id,
+            count(*) as n_outcomes
+        from outcome_rows
+        group by source_format, message_id
+    ),
+{%- endif %}
 
 landed_and_staged as (
     select
@@ -120,7 +180,7 @@ final as (
 )
 
 {#- Nothing staged by this build: then Spark reads no table. #}
-{%- set nothing_staged = not whole and start is not none and query_scalar(
+{%- set nothing_staged = not whole and query_scalar(
     'select count(*) from ' ~ ref('stg_bronze__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
 ) == 0 %}
 
