@@ -1,22 +1,30 @@
-"""The bronze landing tables, as declared in models/bronze/_bronze__sources.yml.
+"""The bronze landing tables: one per producer of the registry (dbt_project.yml,
+`cdc_producers`), `raw_<name>`, plus `raw_unknown`.
 
-The dbt source declaration (columns with data types) is the one definition
-of a bronze table; landing creates missing tables from it, and so does dbt's
-``create_bronze_tables`` run-start hook.
+Every bronze table has the columns (with data types) declared on raw_unknown in
+models/bronze/_bronze__sources.yml: that is their one definition. Landing creates
+missing tables from it, and so does dbt's ``create_bronze_tables`` run-start hook. A
+producer declares its table (name and description) in its staging folder,
+models/staging/<name>/_<name>__sources.yml.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import yaml
 
-FORMATS = ("ces", "debezium", "dataworks", "qlik")
+from python_ingest.producers import producer_names, registry
+
+UNKNOWN = "unknown"
+FORMATS = producer_names()
 # bronze.raw_unknown keeps what `land --format auto` cannot attribute to a producer.
-BRONZE_FORMATS = (*FORMATS, "unknown")
-SOURCES_FILE = Path(__file__).resolve().parent.parent / "models" / "bronze" / "_bronze__sources.yml"
+BRONZE_FORMATS = (*FORMATS, UNKNOWN)
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 SOURCE_NAME = "bronze"
+COLUMNS_TABLE = f"raw_{UNKNOWN}"  # declares the columns of every bronze table
 
 
 @dataclass(frozen=True)
@@ -42,16 +50,35 @@ class BronzeTable:
         )
 
 
-def bronze_table(source_format: str, sources_file: Path = SOURCES_FILE) -> BronzeTable:
-    """The declared bronze table of a producer format."""
+@cache
+def declared_bronze_tables(models_dir: Path = MODELS_DIR) -> dict[str, tuple[str, dict]]:
+    """The tables declared for the `bronze` source in the project's YAML files:
+    name -> (schema, declaration)."""
+    tables: dict[str, tuple[str, dict]] = {}
+    for path in sorted(models_dir.rglob("*.yml")):
+        declared = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for source in declared.get("sources") or ():
+            if source.get("name") == SOURCE_NAME:
+                for table in source.get("tables") or ():
+                    tables[table["name"]] = (source.get("schema", SOURCE_NAME), table)
+    return tables
+
+
+def bronze_table(source_format: str) -> BronzeTable:
+    """The declared bronze table of a producer format (or `unknown`)."""
     if source_format not in BRONZE_FORMATS:
         raise ValueError(f"unknown format {source_format!r}; expected one of {', '.join(BRONZE_FORMATS)}")
-    declared = yaml.safe_load(sources_file.read_text(encoding="utf-8"))
-    source = next(s for s in declared["sources"] if s["name"] == SOURCE_NAME)
-    table = next(t for t in source["tables"] if t["name"] == f"raw_{source_format}")
+    tables = declared_bronze_tables()
+    if COLUMNS_TABLE not in tables:
+        raise ValueError(f"no bronze.{COLUMNS_TABLE} declared under {MODELS_DIR}: it declares the columns")
+    schema, columns_table = tables[COLUMNS_TABLE]
+    name = f"raw_{source_format}"
+    _, table = tables.get(name, (schema, {}))
+    titles = {p.name: p.title for p in registry()}
+    description = table.get("description") or f"Messages of {titles.get(source_format, source_format)}."
     return BronzeTable(
-        schema=source.get("schema", SOURCE_NAME),
-        name=table["name"],
-        description=table.get("description", ""),
-        columns=tuple((c["name"], c["data_type"]) for c in table["columns"]),
+        schema=schema,
+        name=name,
+        description=description,
+        columns=tuple((c["name"], c["data_type"]) for c in columns_table["columns"]),
     )

@@ -136,9 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
             "data messages, REFRESH then CDC, a table version change, LOBs left out by columnMask)."
         ),
     )
-    generate.add_argument(
-        "--format", required=True, choices=("ces", "debezium", "dataworks", "qlik"), help="producer format"
-    )
+    generate.add_argument("--format", required=True, choices=FORMATS, help="producer format")
     generate.add_argument("--changes", type=_positive_int, default=200, help="row changes to simulate")
     generate.add_argument(
         "--partitions", type=_positive_int, default=3, help="partitions (per topic for debezium)"

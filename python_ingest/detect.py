@@ -1,13 +1,11 @@
 """Recognise a message's producer from its shape, for `land --format auto`.
 
-Each producer's messages have a shape no other producer's have (see
-FORMATS.md): CES is a CloudEvents envelope of type com.microsoft.SQL.CES…;
-Debezium a payload with a lower-case `op` and a `source` block (possibly in a
-JsonConverter `schema` + `payload` envelope); DataWorks a `schema` with
-`dataColumn` and a `payload` with an upper-case op; Qlik the `atMSG`
-envelope, or a bare data message with `data` and `headers.operation`.
-Anything else is `unknown`: it lands in bronze.raw_unknown and is reported
-in quarantine, never dropped.
+Each producer's messages have a shape no other producer's have; each
+producer's detector (`python_ingest/producers/<name>.py`, its `matches`) says
+whether a parsed message is its own, and they are tried in the order of the
+producer registry (dbt_project.yml, `cdc_producers`). Anything no detector
+claims is `unknown`: it lands in bronze.raw_unknown and is reported in
+quarantine, never dropped.
 """
 
 from __future__ import annotations
@@ -16,9 +14,9 @@ import json
 from typing import Any
 
 from python_ingest.containers import ENCODING_HEADER, INGEST_ERROR_HEADER, RawMessage
+from python_ingest.producers import registry
 
 UNKNOWN = "unknown"
-DEBEZIUM_OPS = {"c", "u", "d", "r", "t", "m"}
 
 
 def _object(text: str | None) -> dict[str, Any] | None:
@@ -33,35 +31,24 @@ def _object(text: str | None) -> dict[str, Any] | None:
 
 def detect_shape(value: dict[str, Any]) -> str:
     """The producer format of a parsed message value (a JSON object)."""
-    kind = value.get("type")
-    if isinstance(kind, str) and kind.startswith("com.microsoft.SQL.CES."):
-        return "ces"
-    if value.get("magic") == "atMSG":
-        return "qlik"
-    schema, payload = value.get("schema"), value.get("payload")
-    if isinstance(payload, dict):
-        if isinstance(schema, dict) and "dataColumn" in schema:
-            return "dataworks"
-        if "sequenceId" in payload and isinstance(payload.get("op"), str) and payload["op"].isupper():
-            return "dataworks"
-        if payload.get("op") in DEBEZIUM_OPS and ("source" in payload or "message" in payload):
-            return "debezium"
-    if value.get("op") in DEBEZIUM_OPS and "source" in value:
-        return "debezium"
-    headers = value.get("headers")
-    if "data" in value and isinstance(headers, dict) and "operation" in headers:
-        return "qlik"
+    for producer in registry():
+        matches = producer.matches
+        if matches is not None and matches(value):
+            return producer.name
     return UNKNOWN
 
 
 def detect_format(message: RawMessage) -> str:
     """The producer of a landed message, or `unknown`. A tombstone (null value with a key) is
-    Debezium's: it is the only producer here that sends them."""
+    the producer's that the registry marks `tombstones` (Debezium: the only one here that
+    sends them)."""
     headers = message.headers or {}
     if ENCODING_HEADER in headers or INGEST_ERROR_HEADER in headers:
         return UNKNOWN
     if message.message_value is None:
-        return "debezium" if message.message_key is not None else UNKNOWN
+        if message.message_key is None:
+            return UNKNOWN
+        return next((p.name for p in registry() if p.tombstones), UNKNOWN)
     value = _object(message.message_value)
     if value is None:
         return UNKNOWN

@@ -5,10 +5,7 @@
         merge_keep_existing=true,
         unique_key='change_id',
         on_schema_change='fail',
-        post_hook=(
-            "{{ record_read_positions([ref('int_ces__changes'), ref('int_debezium__changes'),"
-            ~ " ref('int_dataworks__changes'), ref('int_qlik__changes')]) }}"
-        ),
+        post_hook="{{ record_read_positions(producer_refs('int_{}__changes')) }}",
     )
 }}
 
@@ -24,10 +21,8 @@
   (after a branch's --full-refresh) is not inserted twice.
 -#}
 
-{#- The same branches as in the post-hook, which renders apart from this body. -#}
-{%- set producer_changes = [
-    ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes'), ref('int_qlik__changes'),
-] %}
+{#- One branch per producer of the registry, as in the post-hook (which renders apart from this body). -#}
+{%- set producer_changes = producer_refs('int_{}__changes') %}
 {%- set change_columns = [
     'change_id', 'source_format', 'source_connector', 'source_database', 'source_schema', 'source_table',
     'table_id', 'operation', 'commit_ts', 'sequence', 'transaction_id', 'primary_key', 'before', 'after',

@@ -11,53 +11,19 @@
   producers' incremental staging tables.
 -#}
 
+{#- One branch per producer of the registry that has its own `<producer>_control_events` macro. -#}
+{%- set branches = producer_steps('control_events') %}
+
 with
 
-debezium as (
-    select
-        message_id,
-        'debezium' as source_format,
-        case
-            when message_kind = 'transaction' then concat('transaction_', lower(transaction_status))
-            else message_kind
-        end as control_type,
-        connector as source_connector,
-        nullif(table_id, '') as table_id,
-        commit_ts,
-        transaction_id,
-        key_text as message_key,
-        message_prefix,
-        message_content as content_base64,
-        cast(unbase64(message_content) as string) as content_text,
-        ingested_at
-    from {{ ref('stg_debezium__messages') }}
-    where
-        message_kind in ('tombstone', 'logical_message', 'transaction', 'schema_history')
-        and quarantine_reason is null
-),
-
-dataworks as (
-    select
-        message_id,
-        'dataworks' as source_format,
-        lower(operation_code) as control_type,
-        source_connector,
-        nullif(table_id, '') as table_id,
-        commit_ts,
-        sequence_id as transaction_id,
-        cast(null as string) as message_key,
-        cast(null as string) as message_prefix,
-        cast(null as string) as content_base64,
-        cast(null as string) as content_text,
-        ingested_at
-    from {{ ref('stg_dataworks__messages') }}
-    where message_kind = 'control' and quarantine_reason is null
-),
-
 final as (
-    select * from debezium
-    union all
-    select * from dataworks
+    {% for branch in branches -%}
+        {{ branch() }}
+        {% if not loop.last %}union all{% endif %}
+    {% else -%}
+        {#- Only sqlfluff's lint, which has no dbt context, finds no branch. -#}
+        select null as no_producer_branch
+    {% endfor %}
 )
 
 select * from final

@@ -9,13 +9,8 @@
   current as they are, at no cost to build.
 -#}
 
-{%- set producer_outcomes = [
-    ref('int_ces__message_outcomes'),
-    ref('int_debezium__message_outcomes'),
-    ref('int_dataworks__message_outcomes'),
-    ref('int_qlik__message_outcomes'),
-] %}
-{%- set producers_with_branch = ['ces', 'debezium', 'dataworks', 'qlik'] %}
+{#- One branch per producer of the registry. -#}
+{%- set producer_outcomes = producer_refs('int_{}__message_outcomes') %}
 
 with
 
@@ -39,14 +34,14 @@ unparsed as (
         case
             when source_format = 'unknown'
                 then concat(
-                        'land --format auto recognised no producer in this message (not a CES CloudEvent, a ',
-                        'Debezium event, a DataWorks message or a Qlik message); it is kept in bronze.raw_unknown. ',
-                        'Land it with the right --format if it belongs to one.'
+                        'land --format auto recognised no producer in this message (none of: ',
+                        '{{ cdc_producers() | map(attribute="title") | join("; ") | replace("'", "") }}); ',  -- noqa: LT05
+                        'it is kept in bronze.raw_unknown. Land it with the right --format if it belongs to one.'
                     )
             else concat('No parser for the ', source_format, ' format is built yet; the message is kept in bronze.')
         end as detail
     from {{ ref('stg_bronze__messages') }}
-    where source_format not in ('{{ producers_with_branch | join("', '") }}')  -- noqa: LT05
+    where source_format not in ('{{ cdc_producer_names() | join("', '") }}')  -- noqa: LT05
 ),
 
 final as (

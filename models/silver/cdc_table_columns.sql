@@ -9,61 +9,50 @@
 
 {#-
   Column registry: one row per source table and column ever seen, fed by
-  each producer's column metadata (CES `eventsource.cols`, Debezium value
-  schemas or declared columns, DataWorks `dataColumn`, Qlik Replicate
-  metadata messages through int_qlik__table_versions): every branch
-  listed below carries `source_columns`, an array of (column_name, ordinal,
-  source_type, spark_type, is_primary_key). Ordinal, types and key
+  each producer's column metadata: by default the `source_columns` (an
+  array of column_name, ordinal, source_type, spark_type, is_primary_key)
+  of its int_<producer>__changes (CES `eventsource.cols`, Debezium value
+  schemas or declared columns, DataWorks `dataColumn`); a producer whose
+  columns come from elsewhere has its own `<producer>_column_facts(since)`
+  macro (Qlik Replicate: its table versions, macros/qlik/qlik_column_facts.sql). Ordinal, types and key
   membership are those of the latest change that carried the column (by
   sequence); first / last seen are commit times. Typed gold tables take their
   Spark types from here. Incremental: a run folds the changes staged since
   its last run into the rows of the columns they carry.
 -#}
 
-{%- set column_sources = [ref('int_ces__changes'), ref('int_debezium__changes'), ref('int_dataworks__changes')] %}
 {%- set since = last_staged_at('updated_at') %}
 
 with
 
 observed as (
-    {% for changes in column_sources -%}
-        select
-            changes.table_id,
-            source_column.column_name,
-            struct(changes.sequence, changes.change_id) as seen_order,
-            changes.sequence,
-            changes.change_id,
-            source_column.ordinal,
-            source_column.source_type,
-            source_column.spark_type,
-            source_column.is_primary_key,
-            changes.commit_ts as first_seen_at,
-            changes.commit_ts as last_seen_at
-        from {{ changes }} as changes
-            lateral view explode(changes.source_columns) as source_column
-        where
-            changes.quarantine_reason is null
-            and not changes.is_duplicate
-            and {{ staged_after(changes, since, 'changes') }}
-        union all
+    {% for producer in cdc_producer_names() -%}
+        {%- set own_step = producer_step(producer, 'column_facts') -%}
+        {%- if own_step is not none -%}
+            {{ own_step(since) }}
+        {%- else -%}
+            {%- set changes = ref('int_' ~ producer ~ '__changes') -%}
+            select
+                changes.table_id,
+                source_column.column_name,
+                struct(changes.sequence, changes.change_id) as seen_order,
+                changes.sequence,
+                changes.change_id,
+                source_column.ordinal,
+                source_column.source_type,
+                source_column.spark_type,
+                source_column.is_primary_key,
+                changes.commit_ts as first_seen_at,
+                changes.commit_ts as last_seen_at
+            from {{ changes }} as changes
+                lateral view explode(changes.source_columns) as source_column
+            where
+                changes.quarantine_reason is null
+                and not changes.is_duplicate
+                and {{ staged_after(changes, since, 'changes') }}
+        {%- endif %}
+        {% if not loop.last %}union all{% endif %}
     {% endfor -%}
-    {#- Qlik Replicate: the table-version registry, ordered by table version. -#}
-    select
-        versions.table_id,
-        source_column.column_name,
-        struct(lpad(cast(versions.table_version as string), 10, '0') as sequence, versions.schema_id as change_id)
-            as seen_order,
-        lpad(cast(versions.table_version as string), 10, '0') as sequence,
-        versions.schema_id as change_id,
-        source_column.ordinal,
-        source_column.source_type,
-        source_column.spark_type,
-        source_column.is_primary_key,
-        coalesce(versions.metadata_ts, versions.ingested_at) as first_seen_at,
-        coalesce(versions.metadata_ts, versions.ingested_at) as last_seen_at
-    from {{ ref('int_qlik__table_versions') }} as versions
-        lateral view explode(versions.source_columns) as source_column
-    where {{ staged_after(ref('int_qlik__table_versions'), since, 'versions') }}
 ),
 
 {% if is_incremental() -%}

@@ -20,7 +20,7 @@
 -- (macro cdc_test_rows); an outcome invented for a message outside them is
 -- found on a full refresh, with cdc_test_scope=all and by a `dbt test` on
 -- its own, which check all.
-{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
+{%- set source_formats = bronze_formats() %}
 {%- set whole = cdc_tests_whole() %}
 {%- set start = none if whole else cdc_test_scope_start() %}
 {#- Scoped in a build when staging had read something before it (else every row is new

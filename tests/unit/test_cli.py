@@ -64,7 +64,7 @@ def test_sources_name_format_container_and_path() -> None:
         FileSource("ces", "jsonl", (Path("a"), Path("b"))),
         FileSource("qlik", "kcat", (Path("c:/d"),)),
     ]
-    assert FileSource.parse("auto:jsonl:x").tables == ("ces", "debezium", "dataworks", "qlik", "unknown")
+    assert FileSource.parse("auto:jsonl:x").tables == ("ces", "dataworks", "debezium", "qlik", "unknown")
 
 
 def test_help_lists_formats_and_containers() -> None:

@@ -7,14 +7,15 @@
 }}
 
 {#-
-  Every distinct bronze message once, across the four producer tables: the
+  Every distinct bronze message once, across the bronze tables: the
   first landed copy of each (source_format, message_id). Bronze tables are
   append-only Iceberg tables, so an incremental run reads only the data files
   committed after the newest one it already read (by Iceberg data sequence
   number, which orders commits exactly, however landing runs overlap).
 -#}
 
-{%- set source_formats = ['ces', 'debezium', 'dataworks', 'qlik', 'unknown'] %}
+{#- One branch per bronze table: the registry's producers, then raw_unknown. -#}
+{%- set source_formats = bronze_formats() %}
 {%- set bronze_columns = [
     'message_id', 'source_uri', 'source_partition', 'source_offset', 'message_key',
     'message_value', 'headers', 'enqueued_at', 'ingested_at', 'ingest_batch_id',
