@@ -1,7 +1,7 @@
 """Recognise a message's producer from its shape, for `land --format auto`.
 
 Each producer's messages have a shape no other producer's have (see
-FORMATS.md): CES is a CloudEvents envelope of type com.microsoft.SQL.CES…;
+docs/producers.md): CES is a CloudEvents envelope of type com.microsoft.SQL.CES…;
 Debezium a payload with a lower-case `op` and a `source` block (possibly in a
 JsonConverter `schema` + `payload` envelope); DataWorks a `schema` with
 `dataColumn` and a `payload` with an upper-case op; Qlik the `atMSG`
