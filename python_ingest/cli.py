@@ -1,6 +1,6 @@
-"""Command line: ``python -m python_ingest land ...`` (README, "Landing"), ``lakehouse``
+"""Command line: ``python -m python_ingest land ...`` (docs/landing.md, "Landing"), ``lakehouse``
 (start / stop / status of the SQL endpoint and metastore), ``generate``, ``scaffold``,
-``cluster`` (a Spark standalone cluster on 127.0.0.1, README "Running on a cluster")."""
+``cluster`` (a Spark standalone cluster on 127.0.0.1, docs/lakehouse.md, "Running on a cluster")."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --watch: seconds from the start of one pass to the next (default 5)",
     )
     kafka = land.add_argument_group(
-        "straight from Kafka (instead of --container and PATH; README, 'Landing from Kafka')"
+        "straight from Kafka (instead of --container and PATH; docs/landing.md, 'Landing from Kafka')"
     )
     kafka.add_argument("--kafka", metavar="HOST:PORT", help="the broker(s) to read from (bootstrap servers)")
     kafka.add_argument(
@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
             "start: PostgreSQL, the metastore service on it, a Spark standalone master and workers "
             "from the pyspark installation, everything on 127.0.0.1 under DIR; prints the environment "
             'of the cluster target (eval "$(... cluster start DIR)"). status: exits 0 and prints it '
-            "while every server runs. stop: stops them all (README, 'Running on a cluster')."
+            "while every server runs. stop: stops them all (docs/lakehouse.md, 'Running on a cluster')."
         ),
     )
     cluster.add_argument("action", choices=("start", "stop", "status"))

@@ -1,5 +1,5 @@
 """A real Spark standalone cluster on this machine, every process on 127.0.0.1, for trying the
-`cluster` target (README, "Running on a cluster") and for its end-to-end test
+`cluster` target (docs/lakehouse.md, "Running on a cluster") and for its end-to-end test
 (tests/e2e/test_cluster.py): ``python -m python_ingest cluster start|status|stop DIR``.
 
 Everything lives under DIR, each server in a process group of its own

@@ -71,7 +71,7 @@ RESERVED_COLUMNS = frozenset(name for name, _, _ in HISTORY_METADATA)
 RENAME_PREFIX = "source_"
 # Models a publish name must not produce: the gold models the typed ones are built on.
 RESERVED_MODELS = frozenset({"cdc_history", "cdc_current"})
-# Silver's table ids: lower-case, non-empty parts joined by '.' (CONTRACT §4).
+# Silver's table ids: lower-case, non-empty parts joined by '.' (docs/contract.md, "silver.cdc_changes").
 _TABLE_ID = re.compile(r"^(?!.*[A-Z])[^.\s](?:[^.]*[^.\s])?(?:\.[^.\s](?:[^.]*[^.\s])?)*$")
 _MODEL_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 

@@ -49,6 +49,6 @@ echo
 echo "Docs: .venv/bin/dbt docs serve   (or open target/index.html)"
 echo "SQL:  .venv/bin/python -m python_ingest lakehouse start   (then jdbc:hive2://127.0.0.1:${CDC_SQL_PORT:-10000}/default,"
 echo "      e.g. PATH=\"$PWD/.venv/bin:\$PATH\" beeline -u jdbc:hive2://127.0.0.1:${CDC_SQL_PORT:-10000}/default;"
-echo "      README, \"Query with SQL\")"
+echo "      docs/lakehouse.md, \"Query with SQL\")"
 echo "The lakehouse's metastore service runs in the background while processes use it and stops by"
 echo "itself after an idle hour (or: .venv/bin/python -m python_ingest lakehouse stop)."

@@ -44,7 +44,7 @@
 {%- endmacro %}
 
 
-{#- A contract-text value (CONTRACT §4) as a value of a Spark type; null when
+{#- A contract-text value (docs/contract.md, "Values as text") as a value of a Spark type; null when
     it does not fit the type. -#}
 {% macro typed_value(raw, data_type) -%}
     {%- set spark_type = (data_type or 'string') | lower | trim -%}

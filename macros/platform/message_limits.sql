@@ -1,6 +1,6 @@
 {#-
   Limits on message contents. Each is a dbt var with a default in dbt_project.yml that
-  no real producer reaches (README, "Limits"); a message over one lands in bronze as
+  no real producer reaches (docs/operations.md, "Limits"); a message over one lands in bronze as
   received and is quarantined with a reason that names the limit and the var that
   raises it. Every JSON parse of message contents is given the nesting limit, so a
   message nested deeper parses to nulls instead of costing more.

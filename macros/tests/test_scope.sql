@@ -3,8 +3,8 @@
   each data test reads only the rows the build staged or merged (and what
   those rows must be checked against), so a build costs what its new data
   costs; on `--full-refresh`, and with `--vars '{cdc_test_scope: all}'`,
-  every test reads whole tables (schedule that, e.g. nightly: README,
-  "Incremental processing").
+  every test reads whole tables (schedule that, e.g. nightly: docs/testing.md,
+  "Whole-table data tests").
 
   Which rows a test reads, by what it tests (cdc_test_scope_condition):
   - a table with a processing time `staged_at` (staging and intermediate

@@ -2,7 +2,7 @@
 
 {#-
   The live rows: the current version of every key that is not deleted
-  (CONTRACT §5). A view over gold.cdc_history, so it is exactly as current
+  (docs/contract.md, "gold.cdc_current"). A view over gold.cdc_history, so it is exactly as current
   as the history and costs nothing to build.
 -#}
 

@@ -19,7 +19,7 @@
 }}
 
 {#-
-  Type-2 history of every source row (CONTRACT §5): one version per change
+  Type-2 history of every source row (docs/contract.md, "gold.cdc_history"): one version per change
   of a key, in the source's commit order (`sequence`), whatever the arrival
   order. Each version's row image is the previous one with the change's
   columns laid over it, so columns a change did not carry keep their value;

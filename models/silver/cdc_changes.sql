@@ -10,7 +10,7 @@
 }}
 
 {#-
-  One row per source row change, across all producers (CONTRACT §4). Each
+  One row per source row change, across all producers (docs/contract.md, "silver.cdc_changes"). Each
   producer contributes one staging branch in the same shape; quarantined
   events stay out (see cdc_quarantine). Incremental: from each branch, a run
   merges the rows of the data files committed since its last run; how far

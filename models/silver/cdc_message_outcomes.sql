@@ -1,7 +1,7 @@
 {{ config(materialized='view') }}
 
 {#-
-  What became of every distinct bronze message, one row each (CONTRACT §4):
+  What became of every distinct bronze message, one row each (docs/contract.md, "silver.cdc_message_outcomes"):
   change, control, duplicate, quarantined or pending. The counts add up to
   the number of distinct bronze messages. Messages of a format that no
   staging branch parses yet are accounted for as quarantined, with that reason.

@@ -2,7 +2,7 @@
 
 {#-
   Every message that cannot become a change, with a reason a person can act
-  on (CONTRACT §4). `quarantined_at` is when the message was landed, the
+  on (docs/contract.md, "silver.cdc_quarantine"). `quarantined_at` is when the message was landed, the
   moment it entered the platform and was first found unusable. A view, like
   cdc_message_outcomes.
 -#}

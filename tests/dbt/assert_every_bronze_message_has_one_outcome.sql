@@ -8,7 +8,7 @@
 -- cdc_message_outcomes, so `dbt build` runs it once silver is built, and the
 -- scan of every bronze table does not hold back the models after staging.
 --
--- Landing goes on while a build runs (README, "One lakehouse, many
+-- Landing goes on while a build runs (docs/lakehouse.md, "One lakehouse, many
 -- processes"), so bronze may hold messages committed after staging read it:
 -- the next build stages them. "Landed" is therefore bronze up to what staging
 -- has read: the data files committed no later than the newest one staged

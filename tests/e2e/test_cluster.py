@@ -1,4 +1,4 @@
-"""The `cluster` target on a real Spark standalone cluster (README, "Running on a cluster"):
+"""The `cluster` target on a real Spark standalone cluster (docs/lakehouse.md, "Running on a cluster"):
 `python -m python_ingest cluster start DIR` starts PostgreSQL, the metastore service on it, a
 master and a worker (two cores) on 127.0.0.1 (python_ingest/cluster.py); the repository's sample messages
 of every producer are landed with `land --target cluster` and the whole `dbt build --target

@@ -7,7 +7,7 @@ its checks: no land crashed or failed but for the damaged Avro files it names, t
 mutants succeeded with every one of the project's data tests (accounting, history consistency,
 grain), every distinct bronze message has one outcome and every quarantined one a reason, and
 gold of the tables no mutant came from is unchanged. A larger budget runs by hand:
-`python -m tests.helpers.hostile_run --workdir DIR --mutants 2000 --seed N` (README, "Limits").
+`python -m tests.helpers.hostile_run --workdir DIR --mutants 2000 --seed N` (docs/operations.md, "Limits").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Processes side by side on one lakehouse (README, "One lakehouse, many processes"), as users
+"""Processes side by side on one lakehouse (docs/lakehouse.md, "One lakehouse, many processes"), as users
 run them: real `land`, `dbt build` and `lakehouse` processes against a lakehouse of this
 module's own, its metastore service started on demand by whichever process comes first, and
 a SQL client (PyHive) of the endpoint.

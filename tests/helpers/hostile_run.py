@@ -23,7 +23,7 @@ One process, one Spark session, a lakehouse of its own under DIR:
 
 Prints a JSON report as its last line and exits 0 when every check holds, 1 otherwise.
 `tests/e2e/test_hostile_input.py` runs it with a small budget; run it by hand with a larger
-one (README, "Limits").
+one (docs/operations.md, "Limits").
 """
 
 from __future__ import annotations

@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"quarantined: {len(run.quarantine)} message(s)")
     print(
         f"query it: CDC_LAKEHOUSE_DIR={root / 'lakehouse'} python -m python_ingest lakehouse start "
-        "(README, 'Query with SQL'); the servers have been stopped"
+        "(docs/lakehouse.md, 'Query with SQL'); the servers have been stopped"
     )
     return 1 if unequal else 0
 

@@ -18,7 +18,7 @@ IDENTITY FULL. MariaDB: the same operations (no TOAST, interval or arrays there)
 types (BOOLEAN = TINYINT(1), DATETIME(6) and DATETIME, TIMESTAMP(6), UUID, JSON, ENUM,
 VARBINARY, BLOB) and a multi-row UPDATE statement (several rows of one binlog event).
 
-Rows are read with SQL that renders each value as text in CONTRACT §4's spellings: integers
+Rows are read with SQL that renders each value as text in the spellings of docs/contract.md: integers
 ``105``; decimals plain with their scale ``12.50``; booleans ``true``/``false``; dates
 ``yyyy-MM-dd``; timestamps ``yyyy-MM-dd HH:mm:ss[.ffffff]`` in UTC (fraction without
 trailing zeros); binary as base64. For the types the contract does not name, the spelling is
