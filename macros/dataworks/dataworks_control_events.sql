@@ -1,6 +1,6 @@
 {#-
-  The dataworks producer's rows of silver.cdc_control_events (the producer step `control_events` of
-  macros/platform/producers.sql, called by models/silver/cdc_control_events.sql).
+  DataWorks heartbeats (MHEARTBEAT) and transaction markers: its branch of
+  silver.cdc_control_events (a producer step, macros/platform/producers.sql).
 -#}
 {% macro dataworks_control_events() %}
     select

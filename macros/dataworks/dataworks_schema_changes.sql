@@ -1,6 +1,6 @@
 {#-
-  The dataworks producer's rows of silver.cdc_schema_changes (the producer step `schema_changes` of
-  macros/platform/producers.sql, called by models/silver/cdc_schema_changes.sql).
+  DataWorks DDL messages (CREATE, ALTER, TRUNCATE, RENAME, ERASE, index
+  changes) with their text: its branch of silver.cdc_schema_changes.
 -#}
 {% macro dataworks_schema_changes() %}
     select

@@ -1,6 +1,8 @@
 {#-
-  The debezium producer's rows of silver.cdc_control_events (the producer step `control_events` of
-  macros/platform/producers.sql, called by models/silver/cdc_control_events.sql).
+  Debezium's messages about the stream: tombstones, logical decoding messages
+  (prefix and content), transaction markers (BEGIN / END) and schema history
+  records; its branch of silver.cdc_control_events (a producer step,
+  macros/platform/producers.sql).
 -#}
 {% macro debezium_control_events() %}
     select

@@ -1,6 +1,7 @@
 {#-
-  The debezium producer's rows of silver.cdc_schema_changes (the producer step `schema_changes` of
-  macros/platform/producers.sql, called by models/silver/cdc_schema_changes.sql).
+  Schema change events of Debezium's MySQL and MariaDB connectors, in binlog
+  order (a snapshot's DDL shares one position: the offset orders it): its
+  branch of silver.cdc_schema_changes (a producer step, macros/platform/producers.sql).
 -#}
 {% macro debezium_schema_changes() %}
     select

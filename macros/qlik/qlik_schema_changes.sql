@@ -1,6 +1,7 @@
 {#-
-  The qlik producer's rows of silver.cdc_schema_changes (the producer step `schema_changes` of
-  macros/platform/producers.sql, called by models/silver/cdc_schema_changes.sql).
+  Each Qlik Replicate table version (int_qlik__table_versions) with its
+  columns, as a schema change of its table: Qlik's branch of
+  silver.cdc_schema_changes.
 -#}
 {% macro qlik_schema_changes() %}
     select

@@ -11,19 +11,11 @@
   producers' incremental staging tables.
 -#}
 
-{#- One branch per producer of the registry that has its own `<producer>_control_events` macro. -#}
-{%- set branches = producer_steps('control_events') %}
-
 with
 
 final as (
-    {% for branch in branches -%}
-        {{ branch() }}
-        {% if not loop.last %}union all{% endif %}
-    {% else -%}
-        {#- Only sqlfluff's lint, which has no dbt context, finds no branch. -#}
-        select null as no_producer_branch
-    {% endfor %}
+    {#- One branch per producer of the registry that has its own `<producer>_control_events` macro. #}
+    {{ union_producer_steps('control_events') }}
 )
 
 select * from final

@@ -10,19 +10,11 @@
   changes and in cdc_table_columns. A view over the staging tables.
 -#}
 
-{#- One branch per producer of the registry that has its own `<producer>_schema_changes` macro. -#}
-{%- set branches = producer_steps('schema_changes') %}
-
 with
 
 final as (
-    {% for branch in branches -%}
-        {{ branch() }}
-        {% if not loop.last %}union all{% endif %}
-    {% else -%}
-        {#- Only sqlfluff's lint, which has no dbt context, finds no branch. -#}
-        select null as no_producer_branch
-    {% endfor %}
+    {#- One branch per producer of the registry that has its own `<producer>_schema_changes` macro. #}
+    {{ union_producer_steps('schema_changes') }}
 )
 
 select * from final
