@@ -72,6 +72,15 @@
 {%- endmacro %}
 
 
+{% macro node_relation(node) -%}
+    {#- The relation of a graph node (model, seed, snapshot or source), as a Relation: its schema and table name. -#}
+    {{ return(api.Relation.create(
+        schema=node.schema,
+        identifier=node.identifier if node.resource_type == 'source' else (node.alias or node.name),
+    )) }}
+{%- endmacro %}
+
+
 {% macro upstream_tables(node_id) -%}
     {#-
       The tables node `node_id` reads (upstream_table_nodes), as
@@ -80,8 +89,8 @@
     -#}
     {%- set names = [] -%}
     {%- for upstream in upstream_table_nodes(node_id) -%}
-        {%- do names.append(('source:' if upstream.resource_type == 'source' else '')
-            ~ upstream.schema ~ '.' ~ (upstream.identifier if upstream.resource_type == 'source' else (upstream.alias or upstream.name))) -%}
+        {%- set relation = node_relation(upstream) -%}
+        {%- do names.append(('source:' if upstream.resource_type == 'source' else '') ~ relation.schema ~ '.' ~ relation.identifier) -%}
     {%- endfor -%}
     {{ return(names | unique | list) }}
 {%- endmacro %}

@@ -170,10 +170,7 @@
             {#- No key to follow: whole when a table under the view changed, as for other views. -#}
             {{ return(none if tables_changed_since(upstream_tables(node.unique_id), cdc_test_scope_start()) else 'false') }}
         {%- endfor -%}
-        {%- set upstream_relation = api.Relation.create(
-            schema=upstream.schema,
-            identifier=upstream.identifier if upstream.resource_type == 'source' else (upstream.alias or upstream.name),
-        ) -%}
+        {%- set upstream_relation = node_relation(upstream) -%}
         {%- set scope = cdc_test_scope_condition(upstream_relation, upstream) -%}
         {%- if scope is none -%}
             {{ return(none) }}
@@ -251,7 +248,8 @@
     {%- endif -%}
     {%- set staging = graph.nodes['model.' ~ project_name ~ '.stg_bronze__messages'] -%}
     {#- Not ref(): the tests of a bronze table do not depend on staging. -#}
-    {%- set staged = adapter.get_relation(database=staging.database, schema=staging.schema, identifier=staging.alias or staging.name) -%}
+    {%- set staged_name = node_relation(staging) -%}
+    {%- set staged = adapter.get_relation(database=staging.database, schema=staged_name.schema, identifier=staged_name.identifier) -%}
     {%- set positions = none -%}
     {%- if staged is not none -%}
         {%- set since = start or query_scalar('select cast(max(staged_at) as string) from ' ~ staged) -%}

@@ -112,7 +112,7 @@ landed as (
             select
                 source_format,
                 message_id
-            from {{ outcomes.schema }}.{{ outcomes.alias or outcomes.name }}
+            from {{ node_relation(outcomes) }}
             where staged_at >= {{ timestamp_literal(start) }}
             union all
         {% endfor -%}
