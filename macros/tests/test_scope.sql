@@ -106,6 +106,20 @@
     {%- if cdc_tests_whole() -%}
         {{ return(none) }}
     {%- endif -%}
+    {#- Worked out once per build for each table and key: its tests, and the views over it, share it. -#}
+    {%- set memo_key = invocation_id ~ ':test_scope:' ~ node.unique_id ~ ':' ~ ((key or []) | join(',')) -%}
+    {%- set remembered = adapter.node_memo(memo_key) -%}
+    {%- if remembered is not none -%}
+        {{ return(remembered.scope) }}
+    {%- endif -%}
+    {%- set scope = test_scope_of(relation, node, key) -%}
+    {%- do adapter.node_memo(memo_key, {'scope': scope}) -%}
+    {{ return(scope) }}
+{%- endmacro %}
+
+
+{% macro test_scope_of(relation, node, key) -%}
+    {#- cdc_test_scope_condition, worked out (not remembered). -#}
     {%- set start = cdc_test_scope_start() -%}
     {%- if built_anew(node) -%}
         {#- A view this build created or redefined: all of it is new. -#}
