@@ -1,6 +1,6 @@
 {#-
   DataWorks heartbeats (MHEARTBEAT) and transaction markers: its branch of
-  silver.cdc_control_events (a producer step, macros/platform/producers.sql).
+  silver.cdc_control_events (a producer step, macros/platform/producer_registry.sql).
 -#}
 {% macro dataworks_control_events() %}
     select

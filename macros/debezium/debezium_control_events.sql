@@ -2,7 +2,7 @@
   Debezium's messages about the stream: tombstones, logical decoding messages
   (prefix and content), transaction markers (BEGIN / END) and schema history
   records; its branch of silver.cdc_control_events (a producer step,
-  macros/platform/producers.sql).
+  macros/platform/producer_registry.sql).
 -#}
 {% macro debezium_control_events() %}
     select

@@ -1,7 +1,7 @@
 {#-
   Schema change events of Debezium's MySQL and MariaDB connectors, in binlog
   order (a snapshot's DDL shares one position: the offset orders it): its
-  branch of silver.cdc_schema_changes (a producer step, macros/platform/producers.sql).
+  branch of silver.cdc_schema_changes (a producer step, macros/platform/producer_registry.sql).
 -#}
 {% macro debezium_schema_changes() %}
     select

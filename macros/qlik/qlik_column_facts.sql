@@ -1,6 +1,6 @@
 {#-
   Qlik Replicate's rows of silver.cdc_table_columns (the producer step `column_facts` of
-  macros/platform/producers.sql): the columns of each table version in
+  macros/platform/producer_registry.sql): the columns of each table version in
   int_qlik__table_versions staged after `since`, ordered by table version.
 -#}
 {% macro qlik_column_facts(since) %}
