@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.ces_traffic import generate
+from cdc_tools.generators.ces_traffic import generate
 
 pytestmark = pytest.mark.spark
 

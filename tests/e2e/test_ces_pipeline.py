@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cdc_tools.generators.ces_messages import ces_event, jsonl, split_event
 from python_ingest.bronze import BRONZE_FORMATS
-from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
 
 pytestmark = pytest.mark.spark
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.dataworks_traffic import default_tables, generate
+from cdc_tools.generators.dataworks_traffic import default_tables, generate
 
 pytestmark = pytest.mark.spark
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.debezium_traffic import default_feeds, generate
+from cdc_tools.generators.debezium_traffic import default_feeds, generate
 
 pytestmark = pytest.mark.spark
 

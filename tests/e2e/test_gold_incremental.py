@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic
-from python_ingest.generators.ces_messages import ces_event, jsonl
+from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic
+from cdc_tools.generators.ces_messages import ces_event, jsonl
 
 pytestmark = pytest.mark.spark
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.qlik_traffic import generate
+from cdc_tools.generators.qlik_traffic import generate
 
 pytestmark = pytest.mark.spark
 

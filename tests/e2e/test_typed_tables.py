@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest import scaffold
+from cdc_tools import scaffold
+from cdc_tools.generators import qlik_messages as qm
 from python_ingest.cli import main
-from python_ingest.generators import qlik_messages as qm
 
 pytestmark = pytest.mark.spark
 

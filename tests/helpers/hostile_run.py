@@ -50,7 +50,7 @@ CLEAN, SOURCE = "clean", "source"
 # -- traffic -------------------------------------------------------------------
 def generate(producer: str, kind: str, directory: Path, changes: int) -> list[str]:
     """Write one traffic; return the source table ids it holds."""
-    from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
+    from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
 
     seed = 11 if kind == CLEAN else 29
     if producer == "ces":

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from cdc_tools.generators import dataworks_messages as dw
+from cdc_tools.generators.dataworks_traffic import Traffic, generate
 from python_ingest.cli import main
-from python_ingest.generators import dataworks_messages as dw
-from python_ingest.generators.dataworks_traffic import Traffic, generate
 
 REFERENCE = Path(__file__).parents[2] / "sample_data" / "dataworks" / "jsonl" / "reference_examples.jsonl"
 ALL_OPS = (*dw.ROW_OPS, *dw.DDL_OPS, *dw.CONTROL_OPS)

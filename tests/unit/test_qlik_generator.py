@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from cdc_tools.generators import qlik_messages as qm
+from cdc_tools.generators.qlik_traffic import Traffic, generate, write
 from python_ingest.cli import main
 from python_ingest.detect import detect_shape
-from python_ingest.generators import qlik_messages as qm
-from python_ingest.generators.qlik_traffic import Traffic, generate, write
 
 REFERENCE = Path(__file__).parents[2] / "sample_data" / "qlik" / "jsonl" / "reference_examples.jsonl"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_ingest import scaffold as sc
-from python_ingest.scaffold import ScaffoldError, SourceColumn
+from cdc_tools import scaffold as sc
+from cdc_tools.scaffold import ScaffoldError, SourceColumn
 
 HEADER = ",".join(sc.SEED_COLUMNS) + "\n"
 

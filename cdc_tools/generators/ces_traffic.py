@@ -22,8 +22,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators.ces_messages import ces_event, jsonl, split_event
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 MAX_MESSAGE_BYTES = 256 * 1024  # CES's default maximum message size
 BIG_TEXT = ("lorem ipsum " * 25_000)[:300_000]  # one shared string: live rows hold it many times

@@ -45,7 +45,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators.debezium_messages import (
+from cdc_tools.generators.debezium_messages import (
     UNAVAILABLE,
     Column,
     Connector,
@@ -74,7 +74,7 @@ from python_ingest.generators.debezium_messages import (
     transaction_block,
     transaction_marker,
 )
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
 FLUSH_SIZE = 20  # S3 sink records per file

@@ -33,9 +33,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators import dataworks_messages as dw
-from python_ingest.generators.debezium_messages import kafka_partition
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators import dataworks_messages as dw
+from cdc_tools.generators.debezium_messages import kafka_partition
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 START = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
 TASK_START_MS = dw.date_ms(START) - 4_683  # when the sync task started: the sequenceIds' prefix

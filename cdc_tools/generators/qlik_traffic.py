@@ -39,8 +39,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from python_ingest.generators import qlik_messages as qm
-from python_ingest.generators.qlik_messages import Column, TableVersion
+from cdc_tools.generators import qlik_messages as qm
+from cdc_tools.generators.qlik_messages import Column, TableVersion
 
 SERVER, TASK = "replicate01", "sales_to_eventhubs"
 START = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
