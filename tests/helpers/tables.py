@@ -1,0 +1,94 @@
+"""Reads of the lakehouse's tables by the test session's Spark, shared by the end-to-end tests:
+a table's gold history, and what silver made of the messages landed from one source.
+
+Values are spliced into the SQL as literals: they come from the tests themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+# One version of a key: what most tests check.
+VERSION = ("version_number", "operation", "is_current", "is_deleted", "row_data")
+# The same, each version led by its key, for the history of a whole table.
+KEYED_VERSION = ("primary_key", *VERSION)
+# Every column of a version as a hashable, comparable value (row_data as sorted JSON): for
+# comparing whole histories, e.g. before and after a build.
+SNAPSHOT = (
+    "table_id",
+    "key_hash",
+    "version_number",
+    "cast(valid_from as string)",
+    "cast(valid_to as string)",
+    "is_current",
+    "is_deleted",
+    "operation",
+    "to_json(array_sort(map_entries(row_data)))",
+    "change_id",
+)
+
+
+def literal(value: str) -> str:
+    """`value` as a Spark SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def history(
+    spark: Any,
+    tables: str | Iterable[str],
+    key: tuple[str, str] | None = None,
+    columns: Sequence[str] = VERSION,
+) -> list[tuple]:
+    """The versions in gold.cdc_history of `tables` (one table id or several), as tuples of
+    `columns` (column names or SQL expressions over them), ordered by table, key and version
+    number. With `key` = (column, value), only the versions of the key whose primary key has
+    that value in that column."""
+    ids = [tables] if isinstance(tables, str) else list(tables)
+    where = f"table_id in ({', '.join(map(literal, ids))})"
+    if key is not None:
+        where += f" and primary_key[{literal(key[0])}] = {literal(key[1])}"
+    return [
+        tuple(r)
+        for r in spark.sql(
+            f"select {', '.join(columns)} from gold.cdc_history where {where} "
+            "order by table_id, key_hash, version_number"
+        ).collect()
+    ]
+
+
+def _from_source(source_format: str, source: Path | str) -> str:
+    """The join of a silver table `s` to bronze.raw_<source_format> `b` on the message, for the
+    messages landed from `source`: a landed file, or a LIKE pattern of source URIs."""
+    match = (
+        f"= {literal(source.resolve().as_uri())}" if isinstance(source, Path) else f"like {literal(source)}"
+    )
+    return f"join bronze.raw_{source_format} b on s.message_id = b.message_id and b.source_uri {match}"
+
+
+def outcomes(spark: Any, source_format: str, source: Path | str) -> list[str]:
+    """The outcome (silver.cdc_message_outcomes) of each message landed into
+    bronze.raw_<source_format> from `source` (a landed file, or a LIKE pattern of source URIs
+    such as ``kafka:orders.%``), in the order the source holds them."""
+    return [
+        r.outcome
+        for r in spark.sql(
+            f"select s.outcome from silver.cdc_message_outcomes s {_from_source(source_format, source)} "
+            f"where s.source_format = {literal(source_format)} "
+            "order by b.source_uri, b.source_partition, b.source_offset"
+        ).collect()
+    ]
+
+
+def quarantine_reasons(spark: Any, source_format: str, source: Path | str) -> list[str]:
+    """The reason (silver.cdc_quarantine) of each message landed into bronze.raw_<source_format>
+    from `source` (as for :func:`outcomes`) that silver quarantined, in the order the source
+    holds them."""
+    return [
+        r.reason
+        for r in spark.sql(
+            f"select s.reason from silver.cdc_quarantine s {_from_source(source_format, source)} "
+            "order by b.source_uri, b.source_partition, b.source_offset"
+        ).collect()
+    ]
