@@ -1,5 +1,6 @@
-"""Reads of the lakehouse's tables by the test session's Spark, shared by the end-to-end tests:
-a table's gold history, and what silver made of the messages landed from one source.
+"""The lakehouse's tables as the tests read and expect them: reads by the test session's Spark
+(a table's gold history and live rows, what silver made of the messages landed from one source)
+and the columns the tests expect of bronze and of the typed gold models.
 
 Values are spliced into the SQL as literals: they come from the tests themselves.
 """
@@ -56,6 +57,15 @@ def history(
             "order by table_id, key_hash, version_number"
         ).collect()
     ]
+
+
+def live_rows(spark: Any, table_id: str, key_columns: Sequence[str]) -> dict[str, dict[str, str | None]]:
+    """The live rows of a table in gold.cdc_current, each under its key as the generators' expected
+    rows name it: ``column=value`` pairs in `key_columns` order, joined by ``,``."""
+    rows = spark.sql(
+        f"select primary_key, row_data from gold.cdc_current where table_id = {literal(table_id)}"
+    ).collect()
+    return {",".join(f"{c}={r.primary_key[c]}" for c in key_columns): r.row_data for r in rows}
 
 
 def _from_source(source_format: str, source: Path | str) -> str:
