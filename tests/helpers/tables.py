@@ -11,6 +11,33 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+# The columns of every bronze table, in order (models/bronze/_bronze__sources.yml).
+BRONZE_COLUMNS = (
+    "message_id",
+    "source_uri",
+    "source_partition",
+    "source_offset",
+    "message_key",
+    "message_value",
+    "headers",
+    "enqueued_at",
+    "ingested_at",
+    "ingest_batch_id",
+)
+# The columns a typed history model (gold.<publish_as>_history) has after the source's, with
+# their Spark types.
+TYPED_HISTORY_METADATA = (
+    ("version_number", "int"),
+    ("valid_from", "timestamp"),
+    ("valid_to", "timestamp"),
+    ("is_current", "boolean"),
+    ("is_deleted", "boolean"),
+    ("operation", "string"),
+    ("change_id", "string"),
+)
+# The same for a typed live model (gold.<publish_as>).
+TYPED_LIVE_METADATA = (("valid_from", "timestamp"), ("change_id", "string"))
+
 # One version of a key: what most tests check.
 VERSION = ("version_number", "operation", "is_current", "is_deleted", "row_data")
 # The same, each version led by its key, for the history of a whole table.
