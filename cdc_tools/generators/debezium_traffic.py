@@ -34,7 +34,6 @@ so a test can compare gold.cdc_current with them exactly.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import uuid
 from collections import Counter
@@ -74,6 +73,7 @@ from cdc_tools.generators.debezium_messages import (
     transaction_block,
     transaction_marker,
 )
+from cdc_tools.generators.files import write_expected
 from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
@@ -171,9 +171,7 @@ class Traffic:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
                 paths.append(path)
-        directory.mkdir(parents=True, exist_ok=True)
-        expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
-        (directory / "_expected_current.json").write_text(expected, encoding="utf-8")
+        write_expected(directory, self.expected_current)
         return paths
 
 
