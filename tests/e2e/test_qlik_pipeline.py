@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cdc_tools.generators import qlik_messages as qm
 from tests.helpers.tables import history, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
@@ -48,17 +49,10 @@ def metadata(schema_id: str, version: int, columns=COLUMNS, table: str = "DOCS")
                     "timestamp": f"2025-05-0{version}T00:00:00.000000",
                 },
                 "tableStructure": {
-                    "tableColumns": {
-                        name: {
-                            "ordinal": i + 1,
-                            "type": kind,
-                            "length": 0,
-                            "precision": precision,
-                            "scale": scale,
-                            "primaryKeyPosition": key,
-                        }
-                        for i, (name, kind, precision, scale, key) in enumerate(columns)
-                    }
+                    "tableColumns": qm.table_columns(
+                        qm.Column(name, kind, precision=precision, scale=scale, key_position=key)
+                        for name, kind, precision, scale, key in columns
+                    )
                 },
                 "dataSchema": "{}",
             },
