@@ -112,9 +112,9 @@ def _data_schema(version: TableVersion) -> str:
     return json.dumps(record, separators=(",", ":"))
 
 
-def table_columns(columns: Iterable[Column]) -> dict[str, dict[str, Any]]:
-    """`tableStructure.tableColumns` of a metadata message: the columns in ordinal order."""
-    return {
+def metadata(version: TableVersion) -> dict[str, Any]:
+    """The `MD` message of a table version, in the atMSG envelope."""
+    columns = {
         c.name: {
             "ordinal": i + 1,
             "type": c.type,
@@ -123,12 +123,8 @@ def table_columns(columns: Iterable[Column]) -> dict[str, dict[str, Any]]:
             "scale": c.scale,
             "primaryKeyPosition": c.key_position,
         }
-        for i, c in enumerate(columns)
+        for i, c in enumerate(version.columns)
     }
-
-
-def metadata(version: TableVersion) -> dict[str, Any]:
-    """The `MD` message of a table version, in the atMSG envelope."""
     return {
         "magic": "atMSG",
         "type": "MD",
@@ -145,7 +141,7 @@ def metadata(version: TableVersion) -> dict[str, Any]:
                 "tableVersion": version.version,
                 "timestamp": version.timestamp.strftime("%Y-%m-%dT%H:%M:%S.%f"),
             },
-            "tableStructure": {"tableColumns": table_columns(version.columns)},
+            "tableStructure": {"tableColumns": columns},
             "dataSchema": _data_schema(version),
         },
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -31,33 +32,21 @@ COLUMNS = [
 
 
 def metadata(schema_id: str, version: int, columns=COLUMNS, table: str = "DOCS") -> str:
-    return json.dumps(
-        {
-            "magic": "atMSG",
-            "type": "MD",
-            "headers": None,
-            "messageSchemaId": None,
-            "messageSchema": None,
-            "message": {
-                "schemaId": schema_id,
-                "lineage": {
-                    "server": "r1",
-                    "task": "docs",
-                    "schema": "SALES",
-                    "table": table,
-                    "tableVersion": version,
-                    "timestamp": f"2025-05-0{version}T00:00:00.000000",
-                },
-                "tableStructure": {
-                    "tableColumns": qm.table_columns(
-                        qm.Column(name, kind, precision=precision, scale=scale, key_position=key)
-                        for name, kind, precision, scale, key in columns
-                    )
-                },
-                "dataSchema": "{}",
-            },
-        }
+    """A metadata message with this test's own schema id (data can name it before it lands)."""
+    described = qm.TableVersion(
+        server="r1",
+        task="docs",
+        schema="SALES",
+        table=table,
+        version=version,
+        columns=tuple(
+            qm.Column(n, kind, precision=p, scale=s, key_position=k) for n, kind, p, s, k in columns
+        ),
+        timestamp=datetime(2025, 5, version),
     )
+    message = qm.metadata(described)
+    message["message"].update(schemaId=schema_id, dataSchema="{}")
+    return json.dumps(message)
 
 
 def data(operation: str, seq: int, row: dict, before=None, change="7F", column="7F", schema_id=V1) -> str:
