@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_tools.generators.ces_messages import ces_event, line, split_event
-from cdc_tools.generators.files import write_expected, write_partitions
+from cdc_tools.generators.files import key_text, write_expected, write_partitions
 from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 MAX_MESSAGE_BYTES = 256 * 1024  # CES's default maximum message size
@@ -101,11 +101,6 @@ class Traffic:
         paths = write_partitions(directory, self.partitions, line)
         write_expected(directory, self.expected_current)
         return paths
-
-
-def key_text(table: Table, row: dict[str, str | None]) -> str:
-    """How a key is identified in `expected_current`: `col=value` pairs joined by `,`."""
-    return ",".join(f"{c}={row[c]}" for c in table.key)
 
 
 class _Simulation:

@@ -73,7 +73,7 @@ from cdc_tools.generators.debezium_messages import (
     transaction_block,
     transaction_marker,
 )
-from cdc_tools.generators.files import write_expected
+from cdc_tools.generators.files import key_text, write_expected
 from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
@@ -173,11 +173,6 @@ class Traffic:
                 paths.append(path)
         write_expected(directory, self.expected_current)
         return paths
-
-
-def key_text(table: Table, row: Mapping[str, str | None]) -> str:
-    """How a key is identified in `expected_current`: `col=value` pairs joined by `,`."""
-    return ",".join(f"{c}={row[c]}" for c in table.key)
 
 
 class _Simulation:

@@ -6,9 +6,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 EXPECTED_FILE = "_expected_current.json"
+
+
+class Keyed(Protocol):
+    key: tuple[str, ...]  # the key columns, in key order
+
+
+def key_text(table: Keyed, row: Mapping[str, str | None]) -> str:
+    """How a key is identified in the expected rows (of generators whose row values are already
+    text): `col=value` pairs in key order, joined by `,`."""
+    return ",".join(f"{c}={row[c]}" for c in table.key)
 
 
 def write_partitions(
