@@ -42,10 +42,11 @@ TYPED_LIVE_METADATA = (("valid_from", "timestamp"), ("change_id", "string"))
 VERSION = ("version_number", "operation", "is_current", "is_deleted", "row_data")
 # The same, each version led by its key, for the history of a whole table.
 KEYED_VERSION = ("primary_key", *VERSION)
-# Every column of a version as a hashable, comparable value (row_data as sorted JSON): for
+# Every column of a version as a hashable, comparable value (the maps as sorted JSON): for
 # comparing whole histories, e.g. before and after a build.
 SNAPSHOT = (
     "table_id",
+    "to_json(array_sort(map_entries(primary_key)))",
     "key_hash",
     "version_number",
     "cast(valid_from as string)",
@@ -65,22 +66,25 @@ def literal(value: str) -> str:
 
 def history(
     spark: Any,
-    tables: str | Iterable[str],
+    tables: str | Iterable[str] | None = None,
     key: tuple[str, str] | None = None,
     columns: Sequence[str] = VERSION,
 ) -> list[tuple]:
-    """The versions in gold.cdc_history of `tables` (one table id or several), as tuples of
-    `columns` (column names or SQL expressions over them), ordered by table, key and version
-    number. With `key` = (column, value), only the versions of the key whose primary key has
-    that value in that column."""
-    ids = [tables] if isinstance(tables, str) else list(tables)
-    where = f"table_id in ({', '.join(map(literal, ids))})"
+    """The versions in gold.cdc_history of `tables` (one table id, several, or None: every table),
+    as tuples of `columns` (column names or SQL expressions over them), ordered by table, key and
+    version number. With `key` = (column, value), only the versions of the key whose primary key
+    has that value in that column."""
+    conditions = []
+    if tables is not None:
+        ids = [tables] if isinstance(tables, str) else list(tables)
+        conditions.append(f"table_id in ({', '.join(map(literal, ids))})")
     if key is not None:
-        where += f" and primary_key[{literal(key[0])}] = {literal(key[1])}"
+        conditions.append(f"primary_key[{literal(key[0])}] = {literal(key[1])}")
+    where = f"where {' and '.join(conditions)} " if conditions else ""
     return [
         tuple(r)
         for r in spark.sql(
-            f"select {', '.join(columns)} from gold.cdc_history where {where} "
+            f"select {', '.join(columns)} from gold.cdc_history {where}"
             "order by table_id, key_hash, version_number"
         ).collect()
     ]
