@@ -70,7 +70,7 @@ def generated(spark, per_producer: int):
     """Messages of every producer from the generators, as (source_format, message_value)."""
     import json
 
-    from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
+    from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
 
     def lines(partitions):
         return [

@@ -3,4 +3,6 @@
 ``python -m python_ingest land --format FORMAT --container CONTAINER PATH...``
 reads files (JSON lines, kcat dumps, Event Hubs Capture Avro) and appends
 their messages, undecoded, to ``bronze.raw_<format>``. Parsing happens in dbt.
+This package holds landing only; the traffic generators and the gold scaffolding are
+tooling, in the sibling package ``cdc_tools``.
 """

@@ -1,6 +1,8 @@
 """Command line: ``python -m python_ingest land ...`` (docs/landing.md, "Landing"), ``lakehouse``
 (start / stop / status of the SQL endpoint and metastore), ``generate``, ``scaffold``,
-``cluster`` (a Spark standalone cluster on 127.0.0.1, docs/lakehouse.md, "Running on a cluster")."""
+``cluster`` (a Spark standalone cluster on 127.0.0.1, docs/lakehouse.md, "Running on a cluster").
+``generate`` and ``scaffold`` run tooling of the sibling package ``cdc_tools``, imported only
+when those commands run."""
 
 from __future__ import annotations
 
@@ -435,11 +437,11 @@ def land_kafka_command(args: argparse.Namespace) -> int:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from python_ingest.generators import ces_traffic, debezium_traffic
+    from cdc_tools.generators import ces_traffic, debezium_traffic
 
     options = {"changes": args.changes, "seed": args.seed, "partitions": args.partitions, "db": args.database}
     if args.format == "dataworks":  # fixed source names (shop, ORCL): --database does not apply
-        from python_ingest.generators import dataworks_traffic
+        from cdc_tools.generators import dataworks_traffic
 
         dw = dataworks_traffic.generate(args.changes, args.seed, args.partitions)
         paths = dw.write(args.out)
@@ -450,7 +452,7 @@ def generate_command(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     if args.format == "qlik":  # fixed source names (SALES, HR): --database does not apply
-        from python_ingest.generators import qlik_traffic
+        from cdc_tools.generators import qlik_traffic
 
         qlik, paths = qlik_traffic.write(args.out, args.changes, args.seed, args.partitions)
         print(
@@ -480,7 +482,7 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 def scaffold_command(args: argparse.Namespace) -> int:
-    from python_ingest import scaffold
+    from cdc_tools import scaffold
 
     project = args.project_dir
     if not (project / "dbt_project.yml").is_file():

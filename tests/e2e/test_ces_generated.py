@@ -6,16 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.ces_traffic import generate
+from cdc_tools.generators.ces_traffic import generate
+from tests.helpers.tables import live_rows
 
 pytestmark = pytest.mark.spark
-
-
-def current_rows(spark, table) -> dict[str, dict]:
-    rows = spark.sql(
-        f"select primary_key, row_data from gold.cdc_current where table_id = '{table.table_id}'"
-    ).collect()
-    return {",".join(f"{c}={r.primary_key[c]}" for c in table.key): dict(r.row_data) for r in rows}
 
 
 def test_generated_traffic_ends_in_the_expected_current_rows(spark, land, dbt, tmp_path) -> None:
@@ -28,7 +22,8 @@ def test_generated_traffic_ends_in_the_expected_current_rows(spark, land, dbt, t
     dbt("build")
 
     for table in traffic.tables:
-        assert current_rows(spark, table) == traffic.expected_current[table.table_id], table.table_id
+        live = live_rows(spark, table.table_id, table.key)
+        assert live == traffic.expected_current[table.table_id], table.table_id
     versions = spark.sql("select count(*) from gold.cdc_history where table_id like 'gen11.%'").first()[0]
     assert versions == traffic.changes
     outcomes = dict(

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cdc_tools.generators.ces_messages import ces_event, jsonl, split_event
 from python_ingest.bronze import BRONZE_FORMATS
-from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
+from tests.helpers.tables import history
 
 pytestmark = pytest.mark.spark
 
@@ -39,16 +40,6 @@ STAGED_TABLES = [
     "silver.int_ces__changes",
     "silver.int_ces__message_outcomes",
 ]
-
-
-def history(spark, table_id: str, key: str) -> list[tuple]:
-    return [
-        (r.version_number, r.operation, r.is_current, r.is_deleted, r.row_data)
-        for r in spark.sql(
-            f"select * from gold.cdc_history where table_id = '{table_id}' "
-            f"and primary_key['doc_id'] = '{key}' order by version_number"
-        ).collect()
-    ]
 
 
 def outcome_of(spark, message_ids: list[str]) -> dict[str, str]:
@@ -162,8 +153,8 @@ def scenario(spark, land, dbt, tmp_path_factory):
     assert land("--format", "ces", "--container", "jsonl", first, bad, reference, readings).exit_code == 0
     dbt("build")
     after_first = {
-        "history_7": history(spark, "scenario.dbo.docs", "7"),
-        "history_8": history(spark, "scenario.dbo.docs", "8"),
+        "history_7": history(spark, "scenario.dbo.docs", ("doc_id", "7")),
+        "history_8": history(spark, "scenario.dbo.docs", ("doc_id", "8")),
         "outcomes": outcome_of(spark, message_ids(spark, first)),
         "staged": staged_times(spark),
     }
@@ -216,7 +207,7 @@ def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
     assert first_run["history_7"] == []
     pending = [o for o in first_run["outcomes"].values() if o == "pending"]
     assert len(pending) == 2
-    [(version, operation, current, deleted, row)] = history(spark, "scenario.dbo.docs", "7")
+    [(version, operation, current, deleted, row)] = history(spark, "scenario.dbo.docs", ("doc_id", "7"))
     assert (version, operation, current, deleted) == (1, "insert", True, False)
     assert row["body"] == BIG_BODY
     assert row["updated"] == "2025-03-14 10:00:00.123456"
@@ -233,7 +224,7 @@ def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
 
 def test_late_insert_is_slotted_before_the_update_and_unsent_columns_are_kept(spark, scenario) -> None:
     assert [v[:4] for v in scenario["after_first"]["history_8"]] == [(1, "update", True, False)]
-    versions = history(spark, "scenario.dbo.docs", "8")
+    versions = history(spark, "scenario.dbo.docs", ("doc_id", "8"))
     assert [v[:4] for v in versions] == [(1, "insert", False, False), (2, "update", True, False)]
     assert versions[1][4] == {
         "doc_id": "8",

@@ -4,9 +4,12 @@ the second with a late partition: gold equals the generator's live rows."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
-from python_ingest.generators.dataworks_traffic import default_tables, generate
+from cdc_tools.generators.dataworks_traffic import default_tables, generate
+from tests.helpers.tables import live_rows, outcomes
 
 pytestmark = pytest.mark.spark
 
@@ -25,10 +28,7 @@ def traffic(spark, land, dbt, tmp_path_factory):
 
 def test_gold_has_exactly_the_expected_live_rows(spark, traffic) -> None:
     for table in default_tables():
-        rows = spark.sql(
-            f"select primary_key, row_data from gold.cdc_current where table_id = '{table.table_id}'"
-        ).collect()
-        live = {",".join(f"{c}={r.primary_key[c]}" for c in table.key): r.row_data for r in rows}
+        live = live_rows(spark, table.table_id, table.key)
         assert live == traffic.expected_current[table.table_id], table.table_id
 
 
@@ -41,12 +41,6 @@ def test_ddl_is_logged_and_nothing_is_left_pending(spark, traffic) -> None:
         ).collect()
     ]
     assert [entry for entry in logged if entry in traffic.expected_ddl] == list(traffic.expected_ddl)
-    outcomes = dict(
-        spark.sql(
-            "select outcome, count(*) from silver.cdc_message_outcomes o left semi join "
-            "(select message_id from bronze.raw_dataworks where source_uri like '%dataworks-generated%') b "
-            "on o.message_id = b.message_id group by outcome"
-        ).collect()
-    )
-    assert "pending" not in outcomes and "quarantined" not in outcomes
-    assert outcomes["duplicate"] > 0 and outcomes["control"] > 0
+    counts = Counter(outcomes(spark, "dataworks", "%dataworks-generated%"))
+    assert "pending" not in counts and "quarantined" not in counts
+    assert counts["duplicate"] > 0 and counts["control"] > 0

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.tables import history, outcomes, quarantine_reasons
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,27 +44,6 @@ ANN = {"id": 1, "name": "Ann", "vip": False, "born": 946684800000}
 BOB = {"id": 2, "name": "Bob", "vip": True, "born": None}
 
 
-def history(spark, key: str) -> list[tuple]:
-    return [
-        (r.version_number, r.operation, r.is_current, r.is_deleted, r.row_data)
-        for r in spark.sql(
-            "select * from gold.cdc_history where table_id = 'crm.people' "
-            f"and primary_key['id'] = '{key}' order by version_number"
-        ).collect()
-    ]
-
-
-def outcomes(spark, path: Path) -> list[str]:
-    return [
-        r.outcome
-        for r in spark.sql(
-            "select o.outcome from silver.cdc_message_outcomes o join bronze.raw_dataworks b "
-            f"on o.message_id = b.message_id where b.source_uri = '{path.resolve().as_uri()}' "
-            "order by b.source_offset"
-        ).collect()
-    ]
-
-
 @pytest.fixture(scope="module")
 def runs(spark, land, dbt, tmp_path_factory):
     work = tmp_path_factory.mktemp("dataworks")
@@ -83,7 +64,10 @@ def runs(spark, land, dbt, tmp_path_factory):
     )
     assert land("--format", "dataworks", "--container", "jsonl", reference, first).exit_code == 0
     dbt("build")
-    after_first = {"history_1": history(spark, "1"), "outcomes": outcomes(spark, first)}
+    after_first = {
+        "history_1": history(spark, "crm.people", ("id", "1")),
+        "outcomes": outcomes(spark, "dataworks", first),
+    }
     second = work / "run2.jsonl"
     with_email = [*COLUMNS, ("email", "STRING")]
     second.write_text(
@@ -132,7 +116,7 @@ def test_reference_examples(spark, runs) -> None:
         "where table_id = 'mydatabase.myschema.tablename' and is_current order by id"
     ).collect()
     assert [tuple(k) for k in keys] == [("111", True), ("222", False)]
-    assert outcomes(spark, runs["reference"]) == [
+    assert outcomes(spark, "dataworks", runs["reference"]) == [
         "change",
         "control",
         "change",
@@ -147,12 +131,19 @@ def test_an_update_pair_waits_for_its_second_half(spark, runs) -> None:
     first = runs["after_first"]
     assert [v[:4] for v in first["history_1"]] == [(1, "insert", True, False)]
     assert first["outcomes"] == ["change", "change", "pending", "quarantined", "quarantined"]
-    assert outcomes(spark, runs["first"])[2] == "change"
-    assert outcomes(spark, runs["second"]) == ["change", "duplicate", "control", "change", "change", "change"]
+    assert outcomes(spark, "dataworks", runs["first"])[2] == "change"
+    assert outcomes(spark, "dataworks", runs["second"]) == [
+        "change",
+        "duplicate",
+        "control",
+        "change",
+        "change",
+        "change",
+    ]
 
 
 def test_alter_adds_a_column_to_later_versions_and_truncate_closes_live_keys(spark, runs) -> None:
-    versions = history(spark, "1")
+    versions = history(spark, "crm.people", ("id", "1"))
     assert [v[:4] for v in versions] == [
         (1, "insert", False, False),
         (2, "update", False, False),
@@ -161,7 +152,7 @@ def test_alter_adds_a_column_to_later_versions_and_truncate_closes_live_keys(spa
     ]
     assert "email" not in versions[1][4] and versions[2][4]["email"] == "ann@example.org"
     assert versions[0][4]["born"] == "2000-01-01 00:00:00" and versions[1][4]["vip"] == "true"
-    bob = history(spark, "2")
+    bob = history(spark, "crm.people", ("id", "2"))
     assert [v[:4] for v in bob] == [
         (1, "insert", False, False),
         (2, "truncate", False, True),
@@ -175,14 +166,7 @@ def test_alter_adds_a_column_to_later_versions_and_truncate_closes_live_keys(spa
 
 
 def test_malformed_messages_are_quarantined_with_a_reason(spark, runs) -> None:
-    reasons = [
-        r.reason
-        for r in spark.sql(
-            "select q.reason from silver.cdc_quarantine q "
-            "join bronze.raw_dataworks b on q.message_id = b.message_id "
-            f"where b.source_uri = '{runs['first'].resolve().as_uri()}' order by b.source_offset"
-        ).collect()
-    ]
+    reasons = quarantine_reasons(spark, "dataworks", runs["first"])
     assert len(reasons) == 2
     assert "Unknown DataWorks op 'SELECT'" in reasons[0]
     assert "not a JSON object" in reasons[1]

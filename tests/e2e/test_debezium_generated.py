@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.generators.debezium_traffic import default_feeds, generate
+from cdc_tools.generators.debezium_traffic import default_feeds, generate
+from tests.helpers.tables import live_rows, quarantine_reasons
 
 pytestmark = pytest.mark.spark
 
@@ -29,13 +30,6 @@ REASONS = [
     "could not be decoded",
     "not a JSON object",
 ]
-
-
-def live_rows(spark, table) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        f"select primary_key, row_data from gold.cdc_current where table_id = '{table.table_id}'"
-    ).collect()
-    return {",".join(f"{c}={r.primary_key[c]}" for c in table.key): r.row_data for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +58,8 @@ def traffic(spark, land, dbt, tmp_path_factory):
 def test_gold_has_exactly_the_expected_live_rows(spark, traffic) -> None:
     for feed in default_feeds("gendb"):
         table = feed.table
-        assert live_rows(spark, table) == traffic["expected"][table.table_id], table.table_id
+        live = live_rows(spark, table.table_id, table.key)
+        assert live == traffic["expected"][table.table_id], table.table_id
 
 
 def test_placeholders_never_reach_gold(spark, traffic) -> None:
@@ -99,14 +94,7 @@ def test_every_message_has_one_outcome_and_bad_ones_a_reason(spark, traffic) -> 
     bronze = spark.sql("select count(distinct message_id) from bronze.raw_debezium").first()[0]
     outcomes = spark.sql("select * from silver.cdc_message_outcomes where source_format = 'debezium'")
     assert outcomes.count() == bronze
-    uri = traffic["bad"].resolve().as_uri()
-    reasons = [
-        r.reason
-        for r in spark.sql(
-            "select q.reason from silver.cdc_quarantine q join bronze.raw_debezium b "
-            f"on q.message_id = b.message_id where b.source_uri = '{uri}' order by b.source_offset"
-        ).collect()
-    ]
+    reasons = quarantine_reasons(spark, "debezium", traffic["bad"])
     assert len(reasons) == len(REASONS)
     for reason, fragment in zip(reasons, REASONS, strict=True):
         assert fragment in reason, reason

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic
-from python_ingest.generators.ces_messages import ces_event, jsonl
+from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic
+from cdc_tools.generators.ces_messages import ces_event, jsonl
+from tests.helpers.tables import SNAPSHOT, history
 
 pytestmark = pytest.mark.spark
 
@@ -103,27 +104,6 @@ def settings_runs() -> list[list[dict]]:
     return [first, second, third]
 
 
-def history_rows(spark) -> set[tuple]:
-    return {
-        tuple(r)
-        for r in spark.sql(
-            "select table_id, key_hash, version_number, valid_from, valid_to, is_current, is_deleted, "
-            "operation, to_json(array_sort(map_entries(row_data))), change_id, "
-            "to_json(array_sort(map_entries(primary_key))) from gold.cdc_history"
-        ).collect()
-    }
-
-
-def versions(spark, table: str) -> list[tuple]:
-    return [
-        (r.version_number, r.operation, r.is_current, r.is_deleted, dict(r.row_data))
-        for r in spark.sql(
-            f"select * from gold.cdc_history where table_id = '{DB}.dbo.{table}' "
-            "order by key_hash, version_number"
-        ).collect()
-    ]
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     copy = tmp_path_factory.mktemp("settings-project")
@@ -167,15 +147,15 @@ def runs(spark, land, dbt, project, tmp_path_factory):
             assert landed.exit_code == 0
         # Seeds and data tests at the first and the last delivery.
         dbt("run" if number == 2 else "build", "--project-dir", str(project))
-    incremental = history_rows(spark)
+    incremental = set(history(spark, columns=SNAPSHOT))
     dbt("run", "--project-dir", str(project), "--full-refresh", "--select", "cdc_history")
-    full_refresh = history_rows(spark)
+    full_refresh = set(history(spark, columns=SNAPSHOT))
     silver = row_counts(spark, "silver")
     again = dbt("run", "--project-dir", str(project))
     return {
         "incremental": incremental,
         "full_refresh": full_refresh,
-        "again": history_rows(spark),
+        "again": set(history(spark, columns=SNAPSHOT)),
         "silver": (silver, row_counts(spark, "silver")),
         "compiled": {result.node.name: result.node.compiled_code for result in again.result.results},
     }
@@ -206,16 +186,16 @@ def test_a_build_with_nothing_new_tells_spark_so(runs) -> None:
 
 
 def test_ignored_columns_update_the_current_version_in_place(spark, runs) -> None:
-    history = versions(spark, "accounts")
-    assert [v[:4] for v in history] == [(1, "insert", False, False), (2, "update", True, False)]
-    assert history[0][4]["last_seen"] == "2025-07-01 11:00:00"  # updated in place, no version of its own
-    assert history[1][4]["name"] == "Anna"
+    versions = history(spark, f"{DB}.dbo.accounts")
+    assert [v[:4] for v in versions] == [(1, "insert", False, False), (2, "update", True, False)]
+    assert versions[0][4]["last_seen"] == "2025-07-01 11:00:00"  # updated in place, no version of its own
+    assert versions[1][4]["name"] == "Anna"
 
 
 def test_scd_type_1_keeps_one_version_per_key(spark, runs) -> None:
-    history = versions(spark, "prices")
-    assert [v[:4] for v in history] == [(1, "delete", True, True)]
-    assert history[0][4]["price"] == "1.75"
+    versions = history(spark, f"{DB}.dbo.prices")
+    assert [v[:4] for v in versions] == [(1, "delete", True, True)]
+    assert versions[0][4]["price"] == "1.75"
     assert (
         spark.sql(f"select count(*) from gold.cdc_current where table_id = '{DB}.dbo.prices'").first()[0] == 0
     )
@@ -227,13 +207,13 @@ def test_declared_key_columns_key_a_table_without_a_primary_key(spark, runs) -> 
         "and version_number = 1"
     ).collect()
     assert key.primary_key == {"sensor": "s1", "day": "2025-07-01"}
-    assert [v[:2] for v in versions(spark, "readings")] == [(1, "insert"), (2, "update")]
+    assert [v[:2] for v in history(spark, f"{DB}.dbo.readings")] == [(1, "insert"), (2, "update")]
 
 
 def test_changes_of_one_transaction_collapse_into_one_version(spark, runs) -> None:
-    history = versions(spark, "orders")
-    assert [v[:4] for v in history] == [(1, "insert", False, False), (2, "update", True, False)]
-    assert history[0][4]["status"] == "paid" and history[1][4]["status"] == "shipped"
+    versions = history(spark, f"{DB}.dbo.orders")
+    assert [v[:4] for v in versions] == [(1, "insert", False, False), (2, "update", True, False)]
+    assert versions[0][4]["status"] == "paid" and versions[1][4]["status"] == "shipped"
 
 
 def test_a_table_can_ignore_truncates(spark, runs) -> None:

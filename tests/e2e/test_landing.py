@@ -16,21 +16,9 @@ import pytest
 
 from python_ingest.containers import file_uri
 from tests.helpers.eventhubs_capture import write_capture_file
+from tests.helpers.tables import BRONZE_COLUMNS
 
 pytestmark = pytest.mark.spark
-
-BRONZE_COLUMNS = [
-    "message_id",
-    "source_uri",
-    "source_partition",
-    "source_offset",
-    "message_key",
-    "message_value",
-    "headers",
-    "enqueued_at",
-    "ingested_at",
-    "ingest_batch_id",
-]
 
 
 def rows_from(spark, table: str, condition: str) -> list:
@@ -48,7 +36,7 @@ def test_bronze_tables_have_exactly_the_contract_columns(spark, land, tmp_path: 
     path.write_text('{"a": 1}\n')
     assert land("--format", "qlik", "--container", "jsonl", path).exit_code == 0
     fields = {f.name: f.dataType.simpleString() for f in spark.table("bronze.raw_qlik").schema.fields}
-    assert list(fields) == BRONZE_COLUMNS
+    assert list(fields) == list(BRONZE_COLUMNS)
     assert fields["source_partition"] == "int"
     assert fields["source_offset"] == "bigint"
     assert fields["headers"] == "map<string,string>"

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+
+from cdc_tools.generators import qlik_messages as qm
+from tests.helpers.tables import history, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
 
@@ -28,40 +32,21 @@ COLUMNS = [
 
 
 def metadata(schema_id: str, version: int, columns=COLUMNS, table: str = "DOCS") -> str:
-    return json.dumps(
-        {
-            "magic": "atMSG",
-            "type": "MD",
-            "headers": None,
-            "messageSchemaId": None,
-            "messageSchema": None,
-            "message": {
-                "schemaId": schema_id,
-                "lineage": {
-                    "server": "r1",
-                    "task": "docs",
-                    "schema": "SALES",
-                    "table": table,
-                    "tableVersion": version,
-                    "timestamp": f"2025-05-0{version}T00:00:00.000000",
-                },
-                "tableStructure": {
-                    "tableColumns": {
-                        name: {
-                            "ordinal": i + 1,
-                            "type": kind,
-                            "length": 0,
-                            "precision": precision,
-                            "scale": scale,
-                            "primaryKeyPosition": key,
-                        }
-                        for i, (name, kind, precision, scale, key) in enumerate(columns)
-                    }
-                },
-                "dataSchema": "{}",
-            },
-        }
+    """A metadata message with this test's own schema id (data can name it before it lands)."""
+    described = qm.TableVersion(
+        server="r1",
+        task="docs",
+        schema="SALES",
+        table=table,
+        version=version,
+        columns=tuple(
+            qm.Column(n, kind, precision=p, scale=s, key_position=k) for n, kind, p, s, k in columns
+        ),
+        timestamp=datetime(2025, 5, version),
     )
+    message = qm.metadata(described)
+    message["message"].update(schemaId=schema_id, dataSchema="{}")
+    return json.dumps(message)
 
 
 def data(operation: str, seq: int, row: dict, before=None, change="7F", column="7F", schema_id=V1) -> str:
@@ -129,27 +114,6 @@ def bare_note(row: dict) -> str:
     )
 
 
-def history(spark, table_id: str, key_column: str, key: str) -> list[tuple]:
-    return [
-        (r.version_number, r.operation, r.is_current, r.is_deleted, r.row_data)
-        for r in spark.sql(
-            f"select * from gold.cdc_history where table_id = '{table_id}' "
-            f"and primary_key['{key_column}'] = '{key}' order by version_number"
-        ).collect()
-    ]
-
-
-def outcomes(spark, path: Path) -> list[str]:
-    return [
-        r.outcome
-        for r in spark.sql(
-            "select o.outcome from silver.cdc_message_outcomes o join bronze.raw_qlik b "
-            f"on o.message_id = b.message_id where b.source_uri = '{path.resolve().as_uri()}' "
-            "order by b.source_offset"
-        ).collect()
-    ]
-
-
 def note_detail(spark, path: Path) -> str:
     """The outcome detail of the SALES.NOTES row landed from `path`."""
     return spark.sql(
@@ -184,7 +148,7 @@ def runs(spark, land, dbt, tmp_path_factory):
     assert land("--format", "qlik", "--container", "jsonl", reference, first).exit_code == 0
     dbt("build")
     after_first = {
-        "outcomes": outcomes(spark, first),
+        "outcomes": outcomes(spark, "qlik", first),
         "docs": spark.sql("select count(*) from silver.cdc_changes where table_id = 'sales.docs'").first()[0],
         "notes_detail": note_detail(spark, first),
     }
@@ -212,17 +176,17 @@ def runs(spark, land, dbt, tmp_path_factory):
 
 
 def test_reference_examples(spark, runs) -> None:
-    assert [v[:4] for v in history(spark, "hr.employees", "EMPLOYEE_ID", "101")] == [
+    assert [v[:4] for v in history(spark, "hr.employees", ("EMPLOYEE_ID", "101"))] == [
         (1, "snapshot", False, False),
         (2, "update", True, False),
     ]
-    assert history(spark, "hr.employees", "EMPLOYEE_ID", "101")[1][4]["SALARY"] == "5500.00"
-    assert [v[:4] for v in history(spark, "hr.employees", "EMPLOYEE_ID", "102")] == [
+    assert history(spark, "hr.employees", ("EMPLOYEE_ID", "101"))[1][4]["SALARY"] == "5500.00"
+    assert [v[:4] for v in history(spark, "hr.employees", ("EMPLOYEE_ID", "102"))] == [
         (1, "insert", False, False),
         (2, "delete", True, True),
     ]
     # Without the envelope: the table comes from schema / table, the version from externalSchemaId.
-    assert [v[:4] for v in history(spark, "hr.employees", "EMPLOYEE_ID", "103")] == [
+    assert [v[:4] for v in history(spark, "hr.employees", ("EMPLOYEE_ID", "103"))] == [
         (1, "insert", True, False)
     ]
     current = spark.sql(
@@ -251,7 +215,7 @@ def test_reference_examples(spark, runs) -> None:
         ).collect()
     ]
     assert first_copies == ["control", "change", "change", "change", "change", "change"]
-    assert set(outcomes(spark, runs["reference"])) <= {"control", "change", "duplicate"}
+    assert set(outcomes(spark, "qlik", runs["reference"])) <= {"control", "change", "duplicate"}
 
 
 def test_data_before_its_metadata_is_pending_then_applied(spark, runs) -> None:
@@ -267,9 +231,9 @@ def test_data_before_its_metadata_is_pending_then_applied(spark, runs) -> None:
         "control",
         "pending",
     ]
-    assert outcomes(spark, runs["first"])[:2] == ["change", "change"]
-    assert outcomes(spark, runs["first"])[-1] == "change"
-    second = outcomes(spark, runs["second"])
+    assert outcomes(spark, "qlik", runs["first"])[:2] == ["change", "change"]
+    assert outcomes(spark, "qlik", runs["first"])[-1] == "change"
+    second = outcomes(spark, "qlik", runs["second"])
     # The two copies of each redelivered message land together: either one is the duplicate.
     assert sorted(second[1:3]) == ["change", "duplicate"]
     assert sorted([second[0], second[3]]) == ["control", "duplicate"]
@@ -284,13 +248,13 @@ def test_a_row_found_by_table_name_waits_for_the_version_that_has_all_its_column
     assert detail.startswith("Change "), detail
     assert runs["after_first"]["notes_detail"].startswith("Waiting for the metadata of SALES.NOTES"), runs
     assert "LANG" in runs["after_first"]["notes_detail"], runs
-    [(version, operation, current, deleted, row)] = history(spark, "sales.notes", "ID", "1")
+    [(version, operation, current, deleted, row)] = history(spark, "sales.notes", ("ID", "1"))
     assert (version, operation, current, deleted) == (1, "insert", True, False)
     assert row == {"ID": "1", "TEXT": "hello", "LANG": "en"}
 
 
 def test_values_decode_by_metadata_type_and_unsent_columns_keep_their_value(spark, runs) -> None:
-    versions = history(spark, "sales.docs", "ID", "1")
+    versions = history(spark, "sales.docs", ("ID", "1"))
     assert [v[:4] for v in versions] == [
         (1, "insert", False, False),
         (2, "update", False, False),
@@ -309,11 +273,11 @@ def test_values_decode_by_metadata_type_and_unsent_columns_keep_their_value(spar
 
 
 def test_snapshot_precedes_cdc_and_a_key_change_closes_the_old_key(spark, runs) -> None:
-    assert [v[:4] for v in history(spark, "sales.docs", "ID", "2")] == [
+    assert [v[:4] for v in history(spark, "sales.docs", ("ID", "2"))] == [
         (1, "snapshot", False, False),
         (2, "delete", True, True),
     ]
-    assert [v[:4] for v in history(spark, "sales.docs", "ID", "3")] == [(1, "insert", True, False)]
+    assert [v[:4] for v in history(spark, "sales.docs", ("ID", "3"))] == [(1, "insert", True, False)]
 
 
 def test_table_versions_feed_the_column_registry_and_schema_log(spark, runs) -> None:
@@ -335,14 +299,7 @@ def test_table_versions_feed_the_column_registry_and_schema_log(spark, runs) -> 
 
 
 def test_malformed_messages_are_quarantined_with_a_reason(spark, runs) -> None:
-    reasons = [
-        r.reason
-        for r in spark.sql(
-            "select q.reason from silver.cdc_quarantine q "
-            "join bronze.raw_qlik b on q.message_id = b.message_id "
-            f"where b.source_uri = '{runs['first'].resolve().as_uri()}' order by b.source_offset"
-        ).collect()
-    ]
+    reasons = quarantine_reasons(spark, "qlik", runs["first"])
     assert len(reasons) == 4
     assert "Unknown atMSG message type 'XX'" in reasons[0]
     assert "Unknown Qlik operation 'UPSERT'" in reasons[1]

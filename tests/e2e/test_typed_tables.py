@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest import scaffold
+from cdc_tools import scaffold
+from cdc_tools.generators import qlik_messages as qm
 from python_ingest.cli import main
-from python_ingest.generators import qlik_messages as qm
+from tests.helpers.tables import TYPED_HISTORY_METADATA, TYPED_LIVE_METADATA
 
 pytestmark = pytest.mark.spark
 
@@ -183,21 +184,8 @@ def test_typed_models_have_spark_types(spark, typed) -> None:
         ("picture", "binary"),
         ("note", "string"),
     ]
-    assert spark.table(f"gold.{name}").dtypes == [
-        *expected,
-        ("valid_from", "timestamp"),
-        ("change_id", "string"),
-    ]
-    assert spark.table(f"gold.{name}_history").dtypes == [
-        *expected,
-        ("version_number", "int"),
-        ("valid_from", "timestamp"),
-        ("valid_to", "timestamp"),
-        ("is_current", "boolean"),
-        ("is_deleted", "boolean"),
-        ("operation", "string"),
-        ("change_id", "string"),
-    ]
+    assert spark.table(f"gold.{name}").dtypes == [*expected, *TYPED_LIVE_METADATA]
+    assert spark.table(f"gold.{name}_history").dtypes == [*expected, *TYPED_HISTORY_METADATA]
 
 
 def test_live_rows_hold_typed_values(spark, typed) -> None:

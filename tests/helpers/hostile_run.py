@@ -41,6 +41,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.tables import SNAPSHOT, history
+
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCERS = ("ces", "debezium", "dataworks", "qlik")
 CONTAINERS = ("jsonl", "kcat", "eventhubs-avro")
@@ -50,7 +52,7 @@ CLEAN, SOURCE = "clean", "source"
 # -- traffic -------------------------------------------------------------------
 def generate(producer: str, kind: str, directory: Path, changes: int) -> list[str]:
     """Write one traffic; return the source table ids it holds."""
-    from python_ingest.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
+    from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
 
     seed = 11 if kind == CLEAN else 29
     if producer == "ces":
@@ -316,19 +318,6 @@ def dbt_build(*args: str) -> tuple[bool, float, list[str]]:
     return bool(result.success), time.perf_counter() - started, failures
 
 
-def history(spark: Any, tables: list[str]) -> list[tuple]:
-    listed = ", ".join("'" + t.replace("'", "\\'") + "'" for t in tables)
-    return sorted(
-        tuple(r)
-        for r in spark.sql(
-            "select table_id, key_hash, version_number, cast(valid_from as string), "
-            "cast(valid_to as string), is_current, is_deleted, operation, "
-            "to_json(array_sort(map_entries(row_data))), change_id "
-            f"from gold.cdc_history where table_id in ({listed})"
-        ).collect()
-    )
-
-
 def land_problems(code: int, output: str) -> list[str]:
     """What is wrong with a land run: a crash, a traceback, an exit other than 0 or 1, an error
     line that names no file."""
@@ -381,7 +370,7 @@ def run(
     if not ok:
         problems.append("the build of valid traffic failed")
         return report
-    baseline = history(spark, compared)
+    baseline = history(spark, compared, columns=SNAPSHOT)
 
     manifests: dict[str, Any] = {}
     landed: dict[str, Any] = {}
@@ -456,19 +445,19 @@ def run(
                 f"where message_id in ({listed})"
             ).collect()
         }
-    after = history(spark, compared)
+    after = history(spark, compared, columns=SNAPSHOT)
     report["compared_versions"] = len(baseline)
     if after != baseline:
         changed = sorted({row[0] for row in set(after) ^ set(baseline)})
         problems.append(f"gold.cdc_history changed for tables no mutant came from: {changed}")
     if full_refresh:
         every_table = [r[0] for r in spark.sql("select distinct table_id from gold.cdc_history").collect()]
-        incremental = history(spark, every_table)
+        incremental = history(spark, every_table, columns=SNAPSHOT)
         ok, seconds, failures = dbt_build("--full-refresh")
         report["full_refresh_build"] = {"success": ok, "seconds": round(seconds, 1), "failures": failures}
         if not ok:
             problems.append("the full refresh with the mutants failed")
-        elif (refreshed := history(spark, every_table)) != incremental:
+        elif (refreshed := history(spark, every_table, columns=SNAPSHOT)) != incremental:
             only_incremental = sorted(set(incremental) - set(refreshed))
             only_full = sorted(set(refreshed) - set(incremental))
             tables = sorted({row[0] for row in only_incremental + only_full})

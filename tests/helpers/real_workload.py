@@ -163,6 +163,38 @@ def _trim_fraction(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def keyed_steps(now: str) -> list[Step]:
+    """The first steps of both workloads, on customers: an insert (`now`: the database's current
+    time with microseconds), an update, a primary-key change and a delete."""
+    return [
+        Step("insert", f"insert into customers values (4, 'Dee', 99.99, true, '1985-06-15', {now});"),
+        Step("update", "update customers set name = 'Bobby', balance = 7.25, active = true where id = 2;"),
+        Step("primary-key change", "update customers set id = 10 where id = 1;"),
+        Step("delete", "delete from customers where id = 3;"),
+    ]
+
+
+def closing_steps(truncate: str, text_type: str) -> list[Step]:
+    """The last steps of both workloads: `truncate` of events and an insert of a key it removed,
+    a column of type `text_type` added to customers, an update and an insert that set it and an
+    update that leaves it null, then the sentinel row."""
+    return [
+        Step("truncate", truncate),
+        Step(
+            "insert after the truncate",
+            "insert into events values (1, 'reopen', '2025-02-01 00:00:00'), (4, 'new', null);",
+        ),
+        Step("add a column", f"alter table customers add column note {text_type};"),
+        Step("update the added column", "update customers set note = 'vip' where id = 2;"),
+        Step(
+            "insert with the added column",
+            "insert into customers values (6, 'Fay', 0, false, null, null, 'new');",
+        ),
+        Step("update leaving the added column null", "update customers set name = 'Dee Dee' where id = 4;"),
+        Step("sentinel", f"insert into {SENTINEL_TABLE} values (1, 'done');"),
+    ]
+
+
 def _rows(
     table_id: str, columns: list[tuple[str, str, bool]], objects: list[dict[str, Any]]
 ) -> dict[Key, Row]:
@@ -302,10 +334,7 @@ alter table {SENTINEL_TABLE} replica identity full;
 """
 
 POSTGRES_STEPS = [
-    Step("insert", "insert into customers values (4, 'Dee', 99.99, true, '1985-06-15', now());"),
-    Step("update", "update customers set name = 'Bobby', balance = 7.25, active = true where id = 2;"),
-    Step("primary-key change", "update customers set id = 10 where id = 1;"),
-    Step("delete", "delete from customers where id = 3;"),
+    *keyed_steps(now="now()"),
     Step(
         "multi-row transaction",
         """
@@ -345,19 +374,7 @@ POSTGRES_STEPS = [
     Step("update of the TOASTed value", f"update docs set body = {_pg_big_text(3)} where id = 2;"),
     Step("delete with only the key (REPLICA IDENTITY DEFAULT)", "delete from docs where id = 3;"),
     Step("update after the TOAST update", "update docs set title = 'second, renamed' where id = 2;"),
-    Step("truncate", "truncate events;"),
-    Step(
-        "insert after the truncate",
-        "insert into events values (1, 'reopen', '2025-02-01 00:00:00'), (4, 'new', null);",
-    ),
-    Step("add a column", "alter table customers add column note text;"),
-    Step("update the added column", "update customers set note = 'vip' where id = 2;"),
-    Step(
-        "insert with the added column",
-        "insert into customers values (6, 'Fay', 0, false, null, null, 'new');",
-    ),
-    Step("update leaving the added column null", "update customers set name = 'Dee Dee' where id = 4;"),
-    Step("sentinel", f"insert into {SENTINEL_TABLE} values (1, 'done');"),
+    *closing_steps(truncate="truncate events;", text_type="text"),
 ]
 
 
@@ -449,10 +466,7 @@ create table {SENTINEL_TABLE} (id int primary key, note varchar(20));
 """
 
 MARIADB_STEPS = [
-    Step("insert", "insert into customers values (4, 'Dee', 99.99, true, '1985-06-15', now(6));"),
-    Step("update", "update customers set name = 'Bobby', balance = 7.25, active = true where id = 2;"),
-    Step("primary-key change", "update customers set id = 10 where id = 1;"),
-    Step("delete", "delete from customers where id = 3;"),
+    *keyed_steps(now="now(6)"),
     Step(
         "multi-row transaction",
         """
@@ -485,19 +499,7 @@ MARIADB_STEPS = [
         """,
     ),
     Step("typed update of nulls", "update typed set feeling = 'ok', flag = true where id = 2;"),
-    Step("truncate", "truncate table events;"),
-    Step(
-        "insert after the truncate",
-        "insert into events values (1, 'reopen', '2025-02-01 00:00:00'), (4, 'new', null);",
-    ),
-    Step("add a column", "alter table customers add column note varchar(20);"),
-    Step("update the added column", "update customers set note = 'vip' where id = 2;"),
-    Step(
-        "insert with the added column",
-        "insert into customers values (6, 'Fay', 0, false, null, null, 'new');",
-    ),
-    Step("update leaving the added column null", "update customers set name = 'Dee Dee' where id = 4;"),
-    Step("sentinel", f"insert into {SENTINEL_TABLE} values (1, 'done');"),
+    *closing_steps(truncate="truncate table events;", text_type="varchar(20)"),
 ]
 
 

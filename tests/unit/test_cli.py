@@ -3,11 +3,14 @@ with a clear message and a non-zero exit, before starting Spark."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from python_ingest.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,8 +78,6 @@ def test_help_lists_formats_and_containers() -> None:
 
 
 def test_generate_writes_partitions_and_expected_rows(tmp_path: Path) -> None:
-    import json
-
     result = run("generate", "--format", "ces", "--changes", "30", "--partitions", "2", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     files = sorted(p.name for p in (tmp_path / "out").iterdir())
@@ -88,6 +89,20 @@ def test_generate_writes_partitions_and_expected_rows(tmp_path: Path) -> None:
     )
     assert again.returncode == 0
     assert (tmp_path / "again" / "partition-0.jsonl").read_text() == "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("producer", "table_id"), [("dataworks", "orcl.hr.employees"), ("qlik", "sales.orders")]
+)
+def test_generate_writes_a_file_a_partition_and_the_expected_rows(
+    producer: str, table_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / producer
+    assert main(["generate", "--format", producer, "--changes", "40", "--partitions", "2", str(out)]) == 0
+    assert f"{producer} message(s)" in capsys.readouterr().out
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["_expected_current.json", "partition-0.jsonl", "partition-1.jsonl"]
+    assert json.loads((out / "_expected_current.json").read_text(encoding="utf-8"))[table_id]
 
 
 @pytest.mark.parametrize(("large_every", "split"), [("0", False), ("5", True)])

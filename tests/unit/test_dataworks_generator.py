@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from python_ingest.cli import main
-from python_ingest.generators import dataworks_messages as dw
-from python_ingest.generators.dataworks_traffic import Traffic, generate
+from cdc_tools.generators import dataworks_messages as dw
+from cdc_tools.generators.dataworks_traffic import Traffic, generate
 
 REFERENCE = Path(__file__).parents[2] / "sample_data" / "dataworks" / "jsonl" / "reference_examples.jsonl"
 ALL_OPS = (*dw.ROW_OPS, *dw.DDL_OPS, *dw.CONTROL_OPS)
@@ -280,7 +279,7 @@ def test_a_rows_records_stay_in_one_partition_in_order(traffic: Traffic) -> None
     assert all(traffic.partitions)
 
 
-def test_write_and_cli(traffic: Traffic, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_write(traffic: Traffic, tmp_path: Path) -> None:
     paths = traffic.write(tmp_path / "traffic")
     assert [p.name for p in paths] == ["partition-0.jsonl", "partition-1.jsonl", "partition-2.jsonl"]
     lines = paths[0].read_text(encoding="utf-8").splitlines()
@@ -288,11 +287,3 @@ def test_write_and_cli(traffic: Traffic, tmp_path: Path, capsys: pytest.CaptureF
     assert (
         json.loads((tmp_path / "traffic" / "_expected_current.json").read_text()) == traffic.expected_current
     )
-    out = tmp_path / "cli"
-    assert main(["generate", "--format", "dataworks", "--changes", "40", "--partitions", "2", str(out)]) == 0
-    assert "dataworks message(s)" in capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == [
-        "_expected_current.json",
-        "partition-0.jsonl",
-        "partition-1.jsonl",
-    ]

@@ -11,7 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-MODEL = Path(__file__).resolve().parents[2] / "models" / "intermediate" / "debezium" / "int_debezium__decoded.py"
+MODEL = (
+    Path(__file__).resolve().parents[2] / "models" / "intermediate" / "debezium" / "int_debezium__decoded.py"
+)
 spec = importlib.util.spec_from_file_location("int_debezium__decoded", MODEL)
 decoded = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(decoded)

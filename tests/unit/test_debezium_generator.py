@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from cdc_tools.generators import debezium_messages as dm
+from cdc_tools.generators.debezium_traffic import Traffic, generate, key_text
 from python_ingest.cli import main
 from python_ingest.containers import INGEST_ERROR_HEADER, RawMessage, read_jsonl, read_kcat
-from python_ingest.generators import debezium_messages as dm
-from python_ingest.generators.debezium_traffic import Traffic, generate, key_text
 
 IST = timezone(timedelta(hours=5, minutes=30))
 

@@ -21,6 +21,7 @@ from python_ingest.kafka import (
     read_settings,
 )
 from python_ingest.landing import LandingError
+from tests.helpers.tables import BRONZE_COLUMNS
 
 
 def test_settings_come_from_files_then_options(tmp_path: Path) -> None:
@@ -146,17 +147,8 @@ def test_a_record_lands_as_the_kcat_container_lands_it(spark, tmp_path: Path) ->
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     frame = spark.createDataFrame(rows, KAFKA_ROWS_SCHEMA)
     frame = frame.selectExpr("*", "timestamp'2026-01-01 00:00:00' as _ingested_at", "'b' as _ingest_batch_id")
-    columns = [
-        "message_id",
-        "source_uri",
-        "source_partition",
-        "source_offset",
-        "message_key",
-        "message_value",
-        "headers",
-        "enqueued_at",
-    ]
-    landed = {r["source_offset"]: r.asDict() for r in frame.selectExpr(*bronze_select(10, columns)).collect()}
+    select = bronze_select(10, list(BRONZE_COLUMNS))
+    landed = {r["source_offset"]: r.asDict() for r in frame.selectExpr(*select).collect()}
 
     dump = tmp_path / "dump.kcat"
     with dump.open("w", encoding="utf-8") as out:

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from python_ingest.cli import main
+from cdc_tools.generators import qlik_messages as qm
+from cdc_tools.generators.qlik_traffic import Traffic, generate, write
 from python_ingest.detect import detect_shape
-from python_ingest.generators import qlik_messages as qm
-from python_ingest.generators.qlik_traffic import Traffic, generate, write
 
 REFERENCE = Path(__file__).parents[2] / "sample_data" / "qlik" / "jsonl" / "reference_examples.jsonl"
 
@@ -211,15 +210,3 @@ def test_expected_rows_follow_from_the_messages(traffic: Traffic) -> None:
         v for table in traffic.expected_current.values() for row in table.values() for v in row.values()
     ]
     assert None in values and "true" in values and any(v and v.endswith(".00") for v in values)
-
-
-def test_cli_generate_qlik(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "qlik"
-    assert main(["generate", "--format", "qlik", "--changes", "40", "--partitions", "2", str(out)]) == 0
-    assert "qlik message(s)" in capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == [
-        "_expected_current.json",
-        "partition-0.jsonl",
-        "partition-1.jsonl",
-    ]
-    assert json.loads((out / "_expected_current.json").read_text(encoding="utf-8"))["sales.orders"]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_ingest import scaffold as sc
-from python_ingest.scaffold import ScaffoldError, SourceColumn
+from cdc_tools import scaffold as sc
+from cdc_tools.scaffold import ScaffoldError, SourceColumn
+from tests.helpers.tables import TYPED_HISTORY_METADATA, TYPED_LIVE_METADATA
 
 HEADER = ",".join(sc.SEED_COLUMNS) + "\n"
 
@@ -108,25 +109,9 @@ def test_apply_is_idempotent_and_deletes_only_generated_files_of_unpublished_tab
 def test_models_have_typed_columns_in_ordinal_order_then_metadata() -> None:
     result = sc.scaffold(HEADER, ORDERS, named=["salesdb.dbo.orders"])
     history, current = models(result)["orders_history"], models(result)["orders"]
-    assert [(c["name"], c["data_type"]) for c in history["columns"]] == [
-        ("order_id", "int"),
-        ("placed_at", "timestamp"),
-        ("amount", "decimal(10,2)"),
-        ("version_number", "int"),
-        ("valid_from", "timestamp"),
-        ("valid_to", "timestamp"),
-        ("is_current", "boolean"),
-        ("is_deleted", "boolean"),
-        ("operation", "string"),
-        ("change_id", "string"),
-    ]
-    assert [c["name"] for c in current["columns"]] == [
-        "order_id",
-        "placed_at",
-        "amount",
-        "valid_from",
-        "change_id",
-    ]
+    source = [("order_id", "int"), ("placed_at", "timestamp"), ("amount", "decimal(10,2)")]
+    assert [(c["name"], c["data_type"]) for c in history["columns"]] == [*source, *TYPED_HISTORY_METADATA]
+    assert [(c["name"], c["data_type"]) for c in current["columns"]] == [*source, *TYPED_LIVE_METADATA]
     for model in (history, current):
         assert model["config"]["contract"] == {"enforced": True}
         assert model["description"] and all(c["description"] for c in model["columns"])

@@ -31,7 +31,6 @@ in the contract's text forms, so a test can compare gold.cdc_current with them.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,8 +38,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from python_ingest.generators import qlik_messages as qm
-from python_ingest.generators.qlik_messages import Column, TableVersion
+from cdc_tools.generators import qlik_messages as qm
+from cdc_tools.generators.files import write_expected, write_partitions
+from cdc_tools.generators.qlik_messages import Column, TableVersion
 
 SERVER, TASK = "replicate01", "sales_to_eventhubs"
 START = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
@@ -117,19 +117,9 @@ class Traffic:
         """Write the kept messages as `partition-<n>.jsonl` and `_expected_current.json`."""
         if self.partitions is None:
             raise ValueError("these messages were streamed to files already")
-        directory.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for number, messages in enumerate(self.partitions):
-            path = directory / f"partition-{number}.jsonl"
-            path.write_text("".join(qm.dumps(m) + "\n" for m in messages), encoding="utf-8")
-            paths.append(path)
+        paths = write_partitions(directory, self.partitions, qm.dumps)
         write_expected(directory, self.expected_current)
         return paths
-
-
-def write_expected(directory: Path, expected: dict[str, Any]) -> None:
-    with (directory / "_expected_current.json").open("w", encoding="utf-8") as handle:
-        json.dump(expected, handle, indent=1, ensure_ascii=False)
 
 
 class _Delivery:

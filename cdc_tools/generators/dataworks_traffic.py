@@ -25,7 +25,6 @@ test can compare gold.cdc_current with them exactly, and `expected_ddl` the DDL 
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,9 +32,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators import dataworks_messages as dw
-from python_ingest.generators.debezium_messages import kafka_partition
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators import dataworks_messages as dw
+from cdc_tools.generators.debezium_messages import kafka_partition
+from cdc_tools.generators.files import write_expected, write_partitions
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 START = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
 TASK_START_MS = dw.date_ms(START) - 4_683  # when the sync task started: the sequenceIds' prefix
@@ -86,14 +86,8 @@ class Traffic:
     def write(self, directory: Path) -> list[Path]:
         """Write `partition-<n>.jsonl` (one compact JSON message a line) and `_expected_current.json`;
         return the message files."""
-        directory.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for number, messages in enumerate(self.partitions):
-            path = directory / f"partition-{number}.jsonl"
-            path.write_text("".join(dw.dumps(m) + "\n" for m in messages), encoding="utf-8")
-            paths.append(path)
-        expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
-        (directory / "_expected_current.json").write_text(expected, encoding="utf-8")
+        paths = write_partitions(directory, self.partitions, dw.dumps)
+        write_expected(directory, self.expected_current)
         return paths
 
 

@@ -34,7 +34,6 @@ so a test can compare gold.cdc_current with them exactly.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import uuid
 from collections import Counter
@@ -45,7 +44,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators.debezium_messages import (
+from cdc_tools.generators.debezium_messages import (
     UNAVAILABLE,
     Column,
     Connector,
@@ -74,7 +73,8 @@ from python_ingest.generators.debezium_messages import (
     transaction_block,
     transaction_marker,
 )
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators.files import key_text, write_expected
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
 FLUSH_SIZE = 20  # S3 sink records per file
@@ -171,15 +171,8 @@ class Traffic:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
                 paths.append(path)
-        directory.mkdir(parents=True, exist_ok=True)
-        expected = json.dumps(self.expected_current, indent=1, ensure_ascii=False)
-        (directory / "_expected_current.json").write_text(expected, encoding="utf-8")
+        write_expected(directory, self.expected_current)
         return paths
-
-
-def key_text(table: Table, row: Mapping[str, str | None]) -> str:
-    """How a key is identified in `expected_current`: `col=value` pairs joined by `,`."""
-    return ",".join(f"{c}={row[c]}" for c in table.key)
 
 
 class _Simulation:

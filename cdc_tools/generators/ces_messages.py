@@ -79,5 +79,10 @@ def split_event(
     return segments
 
 
+def line(message: Mapping[str, Any] | str) -> str:
+    """A message as a line of a JSON-lines file (a string is taken as it is)."""
+    return message if isinstance(message, str) else json.dumps(message)
+
+
 def jsonl(messages: Sequence[Mapping[str, Any] | str]) -> str:
-    return "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
+    return "".join(line(m) + "\n" for m in messages)

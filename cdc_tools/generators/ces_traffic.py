@@ -22,8 +22,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from python_ingest.generators.ces_messages import ces_event, jsonl, split_event
-from python_ingest.generators.sorted_keys import SortedKeyDict
+from cdc_tools.generators.ces_messages import ces_event, line, split_event
+from cdc_tools.generators.files import key_text, write_expected, write_partitions
+from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 MAX_MESSAGE_BYTES = 256 * 1024  # CES's default maximum message size
 BIG_TEXT = ("lorem ipsum " * 25_000)[:300_000]  # one shared string: live rows hold it many times
@@ -97,19 +98,9 @@ class Traffic:
     tables: tuple[Table, ...] = field(default_factory=tuple)
 
     def write(self, directory: Path) -> list[Path]:
-        directory.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for number, messages in enumerate(self.partitions):
-            path = directory / f"partition-{number}.jsonl"
-            path.write_text(jsonl(messages), encoding="utf-8")
-            paths.append(path)
-        (directory / "_expected_current.json").write_text(json.dumps(self.expected_current, indent=1))
+        paths = write_partitions(directory, self.partitions, line)
+        write_expected(directory, self.expected_current)
         return paths
-
-
-def key_text(table: Table, row: dict[str, str | None]) -> str:
-    """How a key is identified in `expected_current`: `col=value` pairs joined by `,`."""
-    return ",".join(f"{c}={row[c]}" for c in table.key)
 
 
 class _Simulation:
