@@ -1,12 +1,13 @@
-"""Benchmark the whole pipeline: generate N messages across the four producers, land them, run
+"""Benchmark the whole pipeline: generate N messages across the producers, land them, run
 a full `dbt build`, then land 1 % more and run an incremental `dbt build`, then one more
 `dbt build` with nothing new.
 
     .venv/bin/python benchmarks/pipeline.py --messages 10000 [--scale 10] [--workdir DIR] [--keep]
 
-N is split evenly over CES, Debezium, DataWorks and Qlik (a quarter each, calibrated from a
-small generated sample of each: their messages per row change differ). Each producer's traffic
-is generated once at N/4 × 1.01 messages; then every message file is cut in two: its first
+N is split evenly over the registry's producers that have a traffic generator (today CES,
+DataWorks, Debezium and Qlik, a quarter each, calibrated from a small generated sample of
+each: their messages per row change differ). Each producer's traffic
+is generated once at N/producers × 1.01 messages; then every message file is cut in two: its first
 100/101 go to `base/`, the rest to `more/` as new files. So the extra 1 % continues the same
 streams (later commit positions, updates of existing keys and new keys, late redeliveries,
 halves of update pairs and split events whose other part was in the base).
@@ -61,7 +62,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DBT = ROOT / ".venv" / "bin" / "dbt"
-PRODUCERS = ("ces", "debezium", "dataworks", "qlik")
+sys.path.insert(0, str(ROOT))
+from cdc_tools.generators import traffic_module  # noqa: E402
+from python_ingest.producers import producer_names  # noqa: E402
+
+# The producers of the registry (dbt_project.yml, `cdc_producers`) that have a traffic generator,
+# each with the (container, sub-directory) pairs of the files it writes.
+LANDINGS = {name: m.LANDINGS for name in producer_names() if (m := traffic_module(name)) is not None}
+PRODUCERS = tuple(LANDINGS)
 SEED = 11
 INCREMENT = 0.01
 CALIBRATION_CHANGES = 2000
@@ -69,14 +77,6 @@ CALIBRATION_CHANGES = 2000
 # development and CI, as dbt's documentation recommends; every data test runs.
 BUILD = [str(DBT), "build", "--exclude-resource-type", "unit_test"]
 CES_LARGE_EVERY = 1000  # one CES change in 1,000 with LOB values split into segments
-# (producer, container, sub-directory of the producer's files)
-LANDINGS = (
-    ("ces", "jsonl", ""),
-    ("debezium", "kcat", "kcat"),
-    ("debezium", "jsonl", "jsonl"),
-    ("dataworks", "jsonl", ""),
-    ("qlik", "jsonl", ""),
-)
 
 
 @dataclass
@@ -188,10 +188,11 @@ def split_files(source: Path, base: Path, more: Path, increment: float) -> tuple
 def land_sources(root: Path) -> list[str]:
     """`--source FORMAT:CONTAINER:PATH` options for every producer's files under `root`."""
     sources = []
-    for producer, container, sub in LANDINGS:
-        directory = root / producer / sub if sub else root / producer
-        if directory.is_dir() and message_files(directory):
-            sources += ["--source", f"{producer}:{container}:{directory}"]
+    for producer, landings in LANDINGS.items():
+        for container, sub in landings:
+            directory = root / producer / sub if sub else root / producer
+            if directory.is_dir() and message_files(directory):
+                sources += ["--source", f"{producer}:{container}:{directory}"]
     return sources
 
 

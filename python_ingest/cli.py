@@ -129,13 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write realistic generated CDC traffic for tests, demos and benchmarks",
         description=(
             "Write generated change messages of one producer, with redeliveries, plus "
-            "_expected_current.json (the live rows the traffic leaves). ces: JSON-lines files, one per "
-            "partition, delivered round-robin with split events. debezium: kcat -J dumps in kcat/ "
-            "(SQL Server and PostgreSQL, with schemas) and Kafka Connect S3 sink files in jsonl/ "
-            "(MySQL and PostgreSQL, payloads only), keyed partitions. dataworks: JSON-lines files, one "
-            "per partition, keyed (MySQL and Oracle tables, heartbeats, transaction markers, DDL). qlik: "
-            "JSON-lines files, one per partition, round-robin (atMSG metadata and data messages and bare "
-            "data messages, REFRESH then CDC, a table version change, LOBs left out by columnMask)."
+            "_expected_current.json (the live rows the traffic leaves). What each producer's traffic "
+            "holds, and in which containers: cdc_tools/generators/<format>_traffic.py."
         ),
     )
     generate.add_argument("--format", required=True, choices=FORMATS, help="producer format")
@@ -437,47 +432,20 @@ def land_kafka_command(args: argparse.Namespace) -> int:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from cdc_tools.generators import ces_traffic, debezium_traffic
+    from cdc_tools.generators import GenerateOptions, NoGeneratorError, write_traffic
 
-    options = {"changes": args.changes, "seed": args.seed, "partitions": args.partitions, "db": args.database}
-    if args.format == "dataworks":  # fixed source names (shop, ORCL): --database does not apply
-        from cdc_tools.generators import dataworks_traffic
-
-        dw = dataworks_traffic.generate(args.changes, args.seed, args.partitions)
-        paths = dw.write(args.out)
-        print(
-            f"wrote {dw.messages} {args.format} message(s) for {dw.changes} change(s) ({dw.heartbeats} "
-            f"heartbeat(s), {len(dw.expected_ddl)} DDL, {dw.redeliveries} redelivery(ies)) to "
-            f"{len(paths)} file(s) in {args.out}"
-        )
-        return EXIT_OK
-    if args.format == "qlik":  # fixed source names (SALES, HR): --database does not apply
-        from cdc_tools.generators import qlik_traffic
-
-        qlik, paths = qlik_traffic.write(args.out, args.changes, args.seed, args.partitions)
-        print(
-            f"wrote {qlik.messages} {args.format} message(s) for {qlik.changes} change(s) after a full "
-            f"load of {qlik.refresh_rows} row(s) ({qlik.metadata_messages} metadata message(s), "
-            f"{qlik.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {args.out}"
-        )
-        return EXIT_OK
-    if args.format == "debezium":
-        traffic = debezium_traffic.generate(**options)
-        paths = traffic.write(args.out)
-        print(
-            f"wrote {traffic.messages} {args.format} message(s) for {traffic.changes} change(s) after a "
-            f"snapshot of {traffic.snapshot_rows} row(s) ({traffic.redeliveries} redelivery(ies)) to "
-            f"{len(paths)} file(s) in {args.out}"
-        )
-        return EXIT_OK
-    ces = ces_traffic.generate(**options, big_every=args.large_every)
-    paths = ces.write(args.out)
-    messages = sum(len(p) for p in ces.partitions)
-    print(
-        f"wrote {messages} {args.format} message(s) for {ces.changes} change(s) "
-        f"({ces.split_events} split event(s), {ces.redeliveries} redelivery(ies)) to "
-        f"{len(paths)} file(s) in {args.out}"
+    options = GenerateOptions(
+        changes=args.changes,
+        seed=args.seed,
+        partitions=args.partitions,
+        database=args.database,
+        large_every=args.large_every,
     )
+    try:
+        print(write_traffic(args.format, args.out, options))
+    except NoGeneratorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

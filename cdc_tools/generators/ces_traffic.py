@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cdc_tools.generators import GenerateOptions
 from cdc_tools.generators.ces_messages import ces_event, line, split_event
 from cdc_tools.generators.files import key_text, write_expected, write_partitions
 from cdc_tools.generators.sorted_keys import SortedKeyDict
@@ -274,3 +275,19 @@ def generate(
             traffic.partitions[rng.randrange(partitions)].append(message)
             traffic.redeliveries += 1
     return traffic
+
+
+LANDINGS = (("jsonl", ""),)  # (container, sub-directory)
+
+
+def write_traffic(out: Path, options: GenerateOptions) -> str:
+    """`python -m python_ingest generate --format ces` (cdc_tools/generators/__init__.py)."""
+    traffic = generate(
+        options.changes, options.seed, options.partitions, options.database, big_every=options.large_every
+    )
+    paths = traffic.write(out)
+    messages = sum(len(p) for p in traffic.partitions)
+    return (
+        f"wrote {messages} ces message(s) for {traffic.changes} change(s) ({traffic.split_events} split "
+        f"event(s), {traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {out}"
+    )

@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cdc_tools.generators import GenerateOptions
 from cdc_tools.generators import dataworks_messages as dw
 from cdc_tools.generators.debezium_messages import kafka_partition
 from cdc_tools.generators.files import write_expected, write_partitions
@@ -399,4 +400,19 @@ def generate(
         transaction_markers=simulation.markers,
         redeliveries=redeliveries,
         tables=tables,
+    )
+
+
+LANDINGS = (("jsonl", ""),)  # (container, sub-directory)
+
+
+def write_traffic(out: Path, options: GenerateOptions) -> str:
+    """`python -m python_ingest generate --format dataworks` (cdc_tools/generators/__init__.py)."""
+    traffic = generate(options.changes, options.seed, options.partitions)
+    paths = traffic.write(out)
+    return (
+        f"wrote {traffic.messages} dataworks message(s) for {traffic.changes} change(s) "
+        f"({traffic.heartbeats} heartbeat(s), {len(traffic.expected_ddl)} DDL, {traffic.redeliveries} "
+        f"redelivery(ies)) to "
+        f"{len(paths)} file(s) in {out}"
     )

@@ -44,6 +44,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from cdc_tools.generators import GenerateOptions
 from cdc_tools.generators.debezium_messages import (
     UNAVAILABLE,
     Column,
@@ -654,4 +655,18 @@ def generate(
         snapshot_rows=simulation.snapshot_rows,
         redeliveries=simulation.redeliveries + redumped,
         feeds=feeds,
+    )
+
+
+LANDINGS = (("kcat", "kcat"), ("jsonl", "jsonl"))  # (container, sub-directory)
+
+
+def write_traffic(out: Path, options: GenerateOptions) -> str:
+    """`python -m python_ingest generate --format debezium` (cdc_tools/generators/__init__.py)."""
+    traffic = generate(options.changes, options.seed, options.partitions, options.database)
+    paths = traffic.write(out)
+    return (
+        f"wrote {traffic.messages} debezium message(s) for {traffic.changes} change(s) after a snapshot of "
+        f"{traffic.snapshot_rows} row(s) ({traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) "
+        f"in {out}"
     )

@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from cdc_tools.generators import GenerateOptions
 from cdc_tools.generators import qlik_messages as qm
 from cdc_tools.generators.files import write_expected, write_partitions
 from cdc_tools.generators.qlik_messages import Column, TableVersion
@@ -489,3 +490,16 @@ def write(
             handle.close()
     write_expected(directory, traffic.expected_current)
     return traffic, paths
+
+
+LANDINGS = (("jsonl", ""),)  # (container, sub-directory)
+
+
+def write_traffic(out: Path, options: GenerateOptions) -> str:
+    """`python -m python_ingest generate --format qlik` (cdc_tools/generators/__init__.py)."""
+    traffic, paths = write(out, options.changes, options.seed, options.partitions)
+    return (
+        f"wrote {traffic.messages} qlik message(s) for {traffic.changes} change(s) after a full load of "
+        f"{traffic.refresh_rows} row(s) ({traffic.metadata_messages} metadata message(s), "
+        f"{traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {out}"
+    )
