@@ -11,11 +11,5 @@
   producers' incremental staging tables.
 -#}
 
-with
-
-final as (
-    {#- One branch per producer of the registry that has its own `<producer>_control_events` macro. #}
-    {{ union_producer_steps('control_events') }}
-)
-
-select * from final
+{#- A union: one branch per producer of the registry that has a `<producer>_control_events` macro. #}
+{{ union_producer_steps('control_events') }}

@@ -10,11 +10,5 @@
   changes and in cdc_table_columns. A view over the staging tables.
 -#}
 
-with
-
-final as (
-    {#- One branch per producer of the registry that has its own `<producer>_schema_changes` macro. #}
-    {{ union_producer_steps('schema_changes') }}
-)
-
-select * from final
+{#- A union: one branch per producer of the registry that has a `<producer>_schema_changes` macro. #}
+{{ union_producer_steps('schema_changes') }}

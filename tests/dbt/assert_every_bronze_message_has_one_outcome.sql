@@ -21,6 +21,7 @@
 -- found on a full refresh, with cdc_test_scope=all and by a `dbt test` on
 -- its own, which check all.
 {%- set source_formats = bronze_formats() %}
+{%- set message_key = ['source_format', 'message_id'] %}
 {%- set whole = cdc_tests_whole() %}
 {%- set start = none if whole else cdc_test_scope_start() %}
 {#- Scoped in a build when staging had read something before it (else every row is new
@@ -87,9 +88,7 @@ landed as (
         select landed.*
         from landed
         left anti join staged_in_scope
-            on
-                landed.source_format = staged_in_scope.source_format
-                and landed.message_id = staged_in_scope.message_id
+            on {{ key_condition(message_key, 'landed', 'staged_in_scope') }}
     ),
 
     staged as (
@@ -101,9 +100,7 @@ landed as (
             known.bronze_sequence_number
         from {{ ref('stg_bronze__messages') }} as known
         left semi join landed_again
-            on
-                known.source_format = landed_again.source_format
-                and known.message_id = landed_again.message_id
+            on {{ key_condition(message_key, 'known', 'landed_again') }}
     ),
 
     new_outcomes as (
@@ -128,18 +125,14 @@ landed as (
         select new_outcomes.*
         from new_outcomes
         left semi join staged_in_scope
-            on
-                new_outcomes.source_format = staged_in_scope.source_format
-                and new_outcomes.message_id = staged_in_scope.message_id
+            on {{ key_condition(message_key, 'new_outcomes', 'staged_in_scope') }}
         union all
         select
             outcome.source_format,
             outcome.message_id
         from {{ ref('cdc_message_outcomes') }} as outcome
         left semi join landed_again
-            on
-                outcome.source_format = landed_again.source_format
-                and outcome.message_id = landed_again.message_id
+            on {{ key_condition(message_key, 'outcome', 'landed_again') }}
     ),
 
     outcomes as (
@@ -160,9 +153,7 @@ landed_and_staged as (
         staged.message_id is not null as is_staged
     from landed
     full outer join staged
-        on
-            landed.source_format = staged.source_format
-            and landed.message_id = staged.message_id
+        on {{ key_condition(message_key, 'landed', 'staged') }}
 ),
 
 final as (
@@ -174,9 +165,7 @@ final as (
         coalesce(outcomes.n_outcomes, 0) as n_outcomes
     from landed_and_staged
     full outer join outcomes
-        on
-            landed_and_staged.source_format = outcomes.source_format
-            and landed_and_staged.message_id = outcomes.message_id
+        on {{ key_condition(message_key, 'landed_and_staged', 'outcomes') }}
 )
 
 {#- Nothing staged by this build: then Spark reads no table. #}
