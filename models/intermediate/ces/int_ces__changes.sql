@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='change_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='change_id') }}
 
 {#-
   Complete CES events as row changes in the unified silver shape: `data`

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='event_key',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='event_key') }}
 
 {#-
   CES events reassembled from their messages: one row per logical event

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='message_id') }}
 
 {#-
   What became of every distinct CES message: quarantined (with the reason),

@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key=['message_id', 'operation'],
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key=['message_id', 'operation']) }}
 
 {#-
   Qlik Replicate data messages resolved against their table's metadata and

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='schema_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='schema_id') }}
 
 {#-
   Qlik Replicate table-version registry: one row per metadata message's
