@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='change_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='change_id') }}
 
 {#-
   Complete CES events as row changes in the unified silver shape: `data`
@@ -139,11 +131,11 @@ final as (
         end as source_columns,
         case
             when payload is null or eventsource is null
-                then case
-                        when {{ json_shape('data_text') }} = 'too_deep'
-                            then {{ too_deep_reason("'The data attribute (after joining its segments)'") }}
-                        else 'The data attribute (after joining its segments) is not JSON with an eventsource object.'
-                    end
+                then {{ unreadable_json_reason(
+                    'data_text', "'The data attribute (after joining its segments)'",
+                    not_recognised="'The data attribute (after joining its segments) is not JSON "
+                        ~ "with an eventsource object.'"
+                ) | indent(16) }}
             when size(eventsource.cols) > {{ var('cdc_max_columns') }}
                 then {{ over_limit_reason(
                     "'columns in eventsource.cols'",
@@ -189,11 +181,10 @@ final as (
             when operation_code in ('INS', 'UPD') and (current_image is null or size(current_image) = 0)
                 then 'The eventrow.current image is missing or not a JSON object, though the operation needs it.'
             when payload.eventrow.old is not null and old_image is null
-                then case
-                        when {{ json_shape('payload.eventrow.old') }} = 'too_deep'
-                            then {{ too_deep_reason("'The eventrow.old image'") }}
-                        else 'The eventrow.old image is not a JSON object.'
-                    end
+                then {{ unreadable_json_reason(
+                    'payload.eventrow.old', "'The eventrow.old image'",
+                    not_recognised="'The eventrow.old image is not a JSON object.'"
+                ) | indent(16) }}
             when commit_lsn is null or sequence_number is null
                 then 'The event carries neither transaction.commitlsn/sequencenumber nor a logicalid to order it by.'
             when not coalesce(commit_lsn rlike '^[0-9A-F]{1,20}$', false)

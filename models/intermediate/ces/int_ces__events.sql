@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='event_key',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='event_key') }}
 
 {#-
   CES events reassembled from their messages: one row per logical event
@@ -30,9 +23,7 @@ with
 segments as (
     select segments.*
     from {{ ref('int_ces__segments') }} as segments
-    {% if is_incremental() -%}
-        left semi join touched_events on segments.event_key = touched_events.event_key
-    {%- endif %}
+    {{ only_touched('segments', 'event_key', 'touched_events') }}
     where not segments.is_duplicate
 ),
 

@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='change_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='change_id') }}
 
 {#-
   Complete DataWorks events as row changes in the unified silver shape. An
@@ -37,19 +29,11 @@ expanded as (
         change.operation as change_operation,
         change.image as change_image
     from events
-        lateral view explode(
-            case
-                when operation_code = 'INSERT' then array(named_struct('operation', 'insert', 'image', after_image))
-                when operation_code = 'DELETE' then array(named_struct('operation', 'delete', 'image', before_image))
-                when operation_code = 'TRUNCATE'
-                    then array(named_struct('operation', 'truncate', 'image', cast(null as map <string, string>)))
-                when before_key = after_key then array(named_struct('operation', 'update', 'image', after_image))
-                else array(
-                        named_struct('operation', 'delete', 'image', before_image),
-                        named_struct('operation', 'insert', 'image', after_image)
-                    )
-            end
-        ) as change
+        {{ explode_changes(
+            [['INSERT', 'insert', 'after_image'], ['DELETE', 'delete', 'before_image'],
+                ['TRUNCATE', 'truncate', 'cast(null as map <string, string>)']],
+            key_kept='before_key = after_key', before_image='before_image', after_image='after_image'
+        ) | indent(8) }}
 ),
 
 final as (

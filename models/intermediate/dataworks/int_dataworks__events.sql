@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='event_key',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='event_key') }}
 
 {#-
   DataWorks row changes (and truncates) as logical events: one per table and

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='message_id') }}
 
 {#-
   What became of every distinct DataWorks message: change, pending (half of
@@ -19,26 +12,37 @@
 
 {%- set since = last_staged_at() %}
 
+{%- set control_detail -%}
+    concat({{ shown("ranked.operation_code") }}, ': a control message, not a change.')
+{%- endset %}
+{%- set ddl_detail -%}
+    concat({{ shown("ranked.operation_code") }}, ' (DDL), kept in silver.cdc_schema_changes.')
+{%- endset %}
+{%- set redelivered_detail -%}
+    concat(
+        'A redelivered copy of ', {{ shown("ranked.operation_code") }}, ' ',
+        {{ shown("ranked.event_key") }}, '.'
+    )
+{%- endset %}
+{%- set half_update_detail -%}
+    concat(
+        {{ shown("ranked.operation_code") }}, ' of sequenceId ', {{ shown("ranked.sequence_id") }},
+        ': half of an update, waiting for its other half.'
+    )
+{%- endset %}
+
 with
 
 messages as (
     select * from {{ ref('stg_dataworks__messages') }}
 ),
 
-{% if is_incremental() -%}
-    touched as (
-        select message_id
-        from messages
-        where {{ staged_after(ref('stg_dataworks__messages'), since) }}
-        union
-        select messages.message_id
-        from messages
-        left semi join {{ ref('int_dataworks__events') }} as events
-            on
-                messages.event_key = events.event_key
-                and {{ staged_after(ref('int_dataworks__events'), since, 'events') }}
-    ),
+{{ touched_messages(
+    ref('stg_dataworks__messages'), since,
+    revisited=ref('int_dataworks__events'), members=ref('stg_dataworks__messages'), key='event_key'
+) }}
 
+{% if is_incremental() -%}
     touched_events as (
         select distinct messages.event_key
         from messages
@@ -49,9 +53,7 @@ messages as (
 events as (
     select events.*
     from {{ ref('int_dataworks__events') }} as events
-    {% if is_incremental() -%}
-        left semi join touched_events on events.event_key = touched_events.event_key
-    {%- endif %}
+    {{ only_touched('events', 'event_key', 'touched_events') }}
 ),
 
 ranked as (
@@ -62,47 +64,27 @@ ranked as (
             order by messages.ingested_at, messages.message_id
         ) as copy_number
     from messages
-    {% if is_incremental() -%}
-        left semi join touched_events on messages.event_key = touched_events.event_key
-    {%- endif %}
+    {{ only_touched('messages', 'event_key', 'touched_events') }}
 ),
 
 final as (
     select
-        ranked.message_id,
-        'dataworks' as source_format,
-        case
-            when ranked.quarantine_reason is not null then 'quarantined'
-            when ranked.message_kind = 'control' then 'control'
-            when ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE' then 'control'
-            when ranked.copy_number > 1 then 'duplicate'
-            when not events.is_complete then 'pending'
-            else 'change'
-        end as outcome,
-        case
-            when ranked.quarantine_reason is not null then ranked.quarantine_reason
-            when ranked.message_kind = 'control'
-                then concat({{ shown("ranked.operation_code") }}, ': a control message, not a change.')
-            when ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE'
-                then concat({{ shown("ranked.operation_code") }}, ' (DDL), kept in silver.cdc_schema_changes.')
-            when ranked.copy_number > 1
-                then concat(
-                        'A redelivered copy of ', {{ shown("ranked.operation_code") }}, ' ',
-                        {{ shown("ranked.event_key") }}, '.'
-                    )
-            when not events.is_complete
-                then concat(
-                        {{ shown("ranked.operation_code") }}, ' of sequenceId ', {{ shown("ranked.sequence_id") }},
-                        ': half of an update, waiting for its other half.'
-                    )
-            else concat('Change event ', {{ shown("ranked.event_key") }}, '.')
-        end as detail,
-        ranked.ingested_at,
-        current_timestamp() as staged_at
+        {{ message_outcome(
+            'dataworks',
+            [
+                {'when': "ranked.message_kind = 'control'", 'outcome': 'control', 'detail': control_detail},
+                {
+                    'when': "ranked.message_kind = 'ddl' and ranked.operation_code <> 'TRUNCATE'",
+                    'outcome': 'control', 'detail': ddl_detail,
+                },
+                {'when': 'ranked.copy_number > 1', 'outcome': 'duplicate', 'detail': redelivered_detail},
+                {'when': 'not events.is_complete', 'outcome': 'pending', 'detail': half_update_detail},
+            ],
+            messages='ranked', changes=none,
+            change_detail="concat('Change event ', " ~ shown("ranked.event_key") ~ ", '.')",
+        ) | indent(8) }}
     from ranked
-    {% if is_incremental() -%}
-        left semi join touched on ranked.message_id = touched.message_id
-    {%- endif %}
+    {{ only_touched('ranked') }}
     left join events on ranked.event_key = events.event_key
 )
 

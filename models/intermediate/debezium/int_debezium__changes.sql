@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='message_id') }}
 
 {#-
   Debezium row changes and truncates in the unified silver shape, one row
@@ -60,20 +52,7 @@ identified as (
     from messages
 ),
 
-copies as (
-    select
-        *,
-        row_number() over (partition by change_id order by ingested_at, message_id) as copy_number
-    from identified
-),
-
-{% if is_incremental() -%}
-    held_changes as (
-        select distinct change_id
-        from {{ this }}
-        where not is_duplicate
-    ),
-{%- endif %}
+{{ change_copies('identified') }}
 
 final as (
     select
@@ -99,8 +78,7 @@ final as (
         end as changed_columns,
         copies.ingested_at,
         copies.source_columns,
-        copies.copy_number > 1
-        {%- if is_incremental() %} or held_changes.change_id is not null{% endif %} as is_duplicate,
+        copies.is_duplicate,
         case
             when copies.decode_error is not null
                 then concat('A value could not be decoded against its schema: ', copies.decode_error, '.')
@@ -120,9 +98,6 @@ final as (
         end as quarantine_reason,
         current_timestamp() as staged_at
     from copies
-    {% if is_incremental() -%}
-        left join held_changes on copies.change_id = held_changes.change_id
-    {%- endif %}
 )
 
 select * from final

@@ -346,10 +346,10 @@ INPUT_COLUMNS = [
 
 def model(dbt, session):
     dbt.config(
+        # dbt makes a Python model a table unless its own config says otherwise; the
+        # strategy (merge) and on_schema_change (fail) come from dbt_project.yml.
         materialized="incremental",
-        incremental_strategy="merge",
         unique_key="message_id",
-        on_schema_change="fail",
         submission_method="session",
         tags=["python"],  # runs in a Spark session: `dbt build --target thrift --exclude tag:python`
     )

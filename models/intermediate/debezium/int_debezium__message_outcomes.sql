@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='message_id') }}
 
 {#-
   What became of every distinct Debezium message: change, duplicate (a
@@ -21,6 +14,45 @@
 -#}
 
 {%- set since = last_staged_at() %}
+
+{%- set tombstone_detail -%}
+    concat(
+        'Tombstone (null value) for key ', coalesce({{ shown("messages.key_text") }}, '(none)'),
+        ': Kafka log compaction marker after a delete, not a change of its own.'
+    )
+{%- endset %}
+{%- set logical_message_detail -%}
+    concat(
+        "Logical decoding message with prefix '", coalesce({{ shown("messages.message_prefix") }}, ''),
+        "': kept in silver.cdc_control_events."
+    )
+{%- endset %}
+{%- set transaction_detail -%}
+    concat(
+        'Transaction marker ', coalesce({{ shown("messages.transaction_status") }}, ''),
+        ' of transaction ', coalesce({{ shown("messages.transaction_id") }}, '(none)'),
+        ' (provide.transaction.metadata): kept in silver.cdc_control_events.'
+    )
+{%- endset %}
+{%- set schema_change_detail -%}
+    concat(
+        'Schema change event (', coalesce({{ shown("messages.ddl_operation") }}, 'DDL'),
+        '): kept in silver.cdc_schema_changes; the row images of later changes carry the new columns.'
+    )
+{%- endset %}
+{%- set schema_history_detail -%}
+    concat(
+        "A record of the connector's own schema history topic ",
+        '(schema.history.internal.kafka.topic), not a change: kept in silver.cdc_control_events. ',
+        'Landing that topic is not needed; the schema change topic reports the same DDL.'
+    )
+{%- endset %}
+{%- set not_decoded_detail -%}
+    concat(
+        'Not decoded yet: the Python model int_debezium__decoded has not run since the ',
+        'message was staged (it runs in session targets, e.g. `dbt build` with the local target).'
+    )
+{%- endset %}
 
 with
 
@@ -53,61 +85,23 @@ changes as (
 
 final as (
     select
-        messages.message_id,
-        'debezium' as source_format,
-        case
-            when messages.quarantine_reason is not null then 'quarantined'
-            when
-                messages.message_kind in (
-                    'tombstone', 'logical_message', 'transaction', 'schema_change', 'schema_history'
-                )
-                then 'control'
-            when changes.message_id is null then 'pending'
-            when changes.quarantine_reason is not null then 'quarantined'
-            when changes.is_duplicate then 'duplicate'
-            else 'change'
-        end as outcome,
-        case
-            when messages.quarantine_reason is not null then messages.quarantine_reason
-            when messages.message_kind = 'tombstone'
-                then concat(
-                        'Tombstone (null value) for key ', coalesce({{ shown("messages.key_text") }}, '(none)'),
-                        ': Kafka log compaction marker after a delete, not a change of its own.'
-                    )
-            when messages.message_kind = 'logical_message'
-                then concat(
-                        "Logical decoding message with prefix '", coalesce({{ shown("messages.message_prefix") }}, ''),
-                        "': kept in silver.cdc_control_events."
-                    )
-            when messages.message_kind = 'transaction'
-                then concat(
-                        'Transaction marker ', coalesce({{ shown("messages.transaction_status") }}, ''),
-                        ' of transaction ', coalesce({{ shown("messages.transaction_id") }}, '(none)'),
-                        ' (provide.transaction.metadata): kept in silver.cdc_control_events.'
-                    )
-            when messages.message_kind = 'schema_change'
-                then concat(
-                        'Schema change event (', coalesce({{ shown("messages.ddl_operation") }}, 'DDL'),
-                        '): kept in silver.cdc_schema_changes; the row images of later changes carry the new columns.'
-                    )
-            when messages.message_kind = 'schema_history'
-                then concat(
-                        "A record of the connector's own schema history topic ",
-                        '(schema.history.internal.kafka.topic), not a change: kept in silver.cdc_control_events. ',
-                        'Landing that topic is not needed; the schema change topic reports the same DDL.'
-                    )
-            when changes.message_id is null
-                then concat(
-                        'Not decoded yet: the Python model int_debezium__decoded has not run since the ',
-                        'message was staged (it runs in session targets, e.g. `dbt build` with the local target).'
-                    )
-            when changes.quarantine_reason is not null then changes.quarantine_reason
-            when changes.is_duplicate
-                then concat('A redelivered copy of change ', changes.change_id, '.')
-            else concat('Change ', changes.change_id, '.')
-        end as detail,
-        messages.ingested_at,
-        current_timestamp() as staged_at
+        {{ message_outcome('debezium', [
+            {'when': "messages.message_kind = 'tombstone'", 'outcome': 'control', 'detail': tombstone_detail},
+            {
+                'when': "messages.message_kind = 'logical_message'",
+                'outcome': 'control', 'detail': logical_message_detail,
+            },
+            {'when': "messages.message_kind = 'transaction'", 'outcome': 'control', 'detail': transaction_detail},
+            {
+                'when': "messages.message_kind = 'schema_change'",
+                'outcome': 'control', 'detail': schema_change_detail,
+            },
+            {
+                'when': "messages.message_kind = 'schema_history'",
+                'outcome': 'control', 'detail': schema_history_detail,
+            },
+            {'when': 'changes.message_id is null', 'outcome': 'pending', 'detail': not_decoded_detail},
+        ]) | indent(8) }}
     from messages
     left join changes on messages.message_id = changes.message_id
 )

@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key=['message_id', 'operation'],
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key=['message_id', 'operation']) }}
 
 {#-
   Qlik Replicate data messages resolved against their table's metadata and
@@ -183,21 +175,13 @@ expanded as (
         change.operation,
         change.image as key_image
     from keyed
-        lateral view explode(
-            case
-                when operation_code = 'REFRESH' then array(named_struct('operation', 'snapshot', 'image', data_image))
-                when operation_code = 'INSERT' then array(named_struct('operation', 'insert', 'image', data_image))
-                when operation_code = 'DELETE' then array(named_struct('operation', 'delete', 'image', data_image))
-                when
-                    before_data_image is null or size(key_columns) = 0
-                    or exists(before_key, v -> v is null) or before_key = data_key
-                    then array(named_struct('operation', 'update', 'image', data_image))
-                else array(
-                        named_struct('operation', 'delete', 'image', before_data_image),
-                        named_struct('operation', 'insert', 'image', data_image)
-                    )
-            end
-        ) as change
+        {{ explode_changes(
+            [['REFRESH', 'snapshot', 'data_image'], ['INSERT', 'insert', 'data_image'],
+                ['DELETE', 'delete', 'data_image']],
+            key_kept='before_data_image is null or size(key_columns) = 0 '
+                ~ 'or exists(before_key, v -> v is null) or before_key = data_key',
+            before_image='before_data_image', after_image='data_image'
+        ) | indent(8) }}
 ),
 
 identified as (
@@ -227,20 +211,7 @@ changes as (
     from identified
 ),
 
-copies as (
-    select
-        *,
-        row_number() over (partition by change_id order by ingested_at, message_id) as copy_number
-    from changes
-),
-
-{% if is_incremental() -%}
-    held_changes as (
-        select distinct change_id
-        from {{ this }}
-        where not is_duplicate
-    ),
-{%- endif %}
+{{ change_copies('changes') }}
 
 final as (
     select
@@ -282,8 +253,7 @@ final as (
         copies.stream_position,
         copies.transaction_event_counter,
         copies.transaction_last_event,
-        copies.copy_number > 1
-        {%- if is_incremental() %} or held_changes.change_id is not null{% endif %} as is_duplicate,
+        copies.is_duplicate,
         case
             when size(copies.sent_ordinals) > size(copies.sent_columns)
                 then concat(
@@ -310,9 +280,6 @@ final as (
         end as quarantine_reason,
         current_timestamp() as staged_at
     from copies
-    {% if is_incremental() -%}
-        left join held_changes on copies.change_id = held_changes.change_id
-    {%- endif %}
 )
 
 select * from final

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='message_id') }}
 
 {#-
   What became of every distinct Qlik Replicate message: change, duplicate (a
@@ -22,26 +15,61 @@
     'messages.data_raw', 'messages.before_raw', 'latest_versions.latest.column_names'
 ) %}
 
+{%- set metadata_applied = "messages.message_kind = 'metadata' and versions.message_id = messages.message_id" %}
+{%- set metadata_detail -%}
+    concat(
+        'Metadata of ', {{ shown("versions.table_id") }},
+        ' table version ', coalesce(versions.table_version, '?'),
+        ' (schemaId ', {{ shown("messages.schema_id") }}, '): kept in the table-version registry.'
+    )
+{%- endset %}
+{%- set metadata_copy_detail -%}
+    concat(
+        'A redelivered copy of the metadata message with schemaId ',
+        {{ shown("messages.schema_id") }}, '.'
+    )
+{%- endset %}
+{#- A data message found by its table's name, whose latest table version lacks a column of the row. -#}
+{%- set waiting_for_version -%}
+    changes.message_id is null and latest_versions.table_id is not null
+    and size({{ unknown_columns }}) > 0
+{%- endset %}
+{%- set waiting_for_version_detail -%}
+    concat(
+        'Waiting for the metadata of ',
+        concat_ws(
+            '.', nullif({{ shown("messages.source_schema") }}, ''), {{ shown("messages.source_table") }}
+        ),
+        ' with column(s) ', array_join({{ unknown_columns }}, ', '),
+        ', which its latest table version (',
+        latest_versions.latest.table_version, ') does not have: the data message is applied once ',
+        'that table structure has arrived.'
+    )
+{%- endset %}
+{%- set waiting_detail -%}
+    concat(
+        'Waiting for the metadata of ',
+        case
+            when messages.referenced_schema_id is not null
+                then concat('schemaId ', {{ shown("messages.referenced_schema_id") }})
+            else concat_ws(
+                    '.',
+                    nullif({{ shown("messages.source_schema") }}, ''),
+                    {{ shown("messages.source_table") }}
+                )
+        end,
+        ': the data message is applied once its table structure has arrived.'
+    )
+{%- endset %}
+
 with
 
-{% if is_incremental() -%}
-    touched as (
-        select message_id
-        from {{ ref('stg_qlik__messages') }}
-        where {{ staged_after(ref('stg_qlik__messages'), since) }}
-        union
-        select message_id
-        from {{ ref('int_qlik__changes') }}
-        where {{ staged_after(ref('int_qlik__changes'), since) }}
-    ),
-{%- endif %}
+{{ touched_messages(ref('stg_qlik__messages'), since, revisited=ref('int_qlik__changes')) }}
 
 messages as (
     select messages.*
     from {{ ref('stg_qlik__messages') }} as messages
-    {% if is_incremental() -%}
-        left semi join touched on messages.message_id = touched.message_id
-    {%- endif %}
+    {{ only_touched('messages') }}
 ),
 
 changes as (
@@ -52,9 +80,7 @@ changes as (
         bool_and(qlik_changes.is_duplicate) as is_duplicate,
         first(qlik_changes.quarantine_reason, true) as quarantine_reason
     from {{ ref('int_qlik__changes') }} as qlik_changes
-    {% if is_incremental() -%}
-        left semi join touched on qlik_changes.message_id = touched.message_id
-    {%- endif %}
+    {{ only_touched('qlik_changes') }}
     group by qlik_changes.message_id
 ),
 
@@ -78,63 +104,12 @@ latest_versions as (
 
 final as (
     select
-        messages.message_id,
-        'qlik' as source_format,
-        case
-            when messages.quarantine_reason is not null then 'quarantined'
-            when messages.message_kind = 'metadata' and versions.message_id = messages.message_id then 'control'
-            when messages.message_kind = 'metadata' then 'duplicate'
-            when changes.message_id is null then 'pending'
-            when changes.quarantine_reason is not null then 'quarantined'
-            when changes.is_duplicate then 'duplicate'
-            else 'change'
-        end as outcome,
-        case
-            when messages.quarantine_reason is not null then messages.quarantine_reason
-            when messages.message_kind = 'metadata' and versions.message_id = messages.message_id
-                then concat(
-                        'Metadata of ', {{ shown("versions.table_id") }},
-                        ' table version ', coalesce(versions.table_version, '?'),
-                        ' (schemaId ', {{ shown("messages.schema_id") }}, '): kept in the table-version registry.'
-                    )
-            when messages.message_kind = 'metadata'
-                then concat(
-                        'A redelivered copy of the metadata message with schemaId ',
-                        {{ shown("messages.schema_id") }}, '.'
-                    )
-            when
-                changes.message_id is null and latest_versions.table_id is not null
-                and size({{ unknown_columns }}) > 0
-                then concat(
-                        'Waiting for the metadata of ',
-                        concat_ws(
-                            '.', nullif({{ shown("messages.source_schema") }}, ''), {{ shown("messages.source_table") }}
-                        ),
-                        ' with column(s) ', array_join({{ unknown_columns }}, ', '),
-                        ', which its latest table version (',
-                        latest_versions.latest.table_version, ') does not have: the data message is applied once ',
-                        'that table structure has arrived.'
-                    )
-            when changes.message_id is null
-                then concat(
-                        'Waiting for the metadata of ',
-                        case
-                            when messages.referenced_schema_id is not null
-                                then concat('schemaId ', {{ shown("messages.referenced_schema_id") }})
-                            else concat_ws(
-                                    '.',
-                                    nullif({{ shown("messages.source_schema") }}, ''),
-                                    {{ shown("messages.source_table") }}
-                                )
-                        end,
-                        ': the data message is applied once its table structure has arrived.'
-                    )
-            when changes.quarantine_reason is not null then changes.quarantine_reason
-            when changes.is_duplicate then concat('A redelivered copy of change ', changes.change_id, '.')
-            else concat('Change ', changes.change_id, '.')
-        end as detail,
-        messages.ingested_at,
-        current_timestamp() as staged_at
+        {{ message_outcome('qlik', [
+            {'when': metadata_applied, 'outcome': 'control', 'detail': metadata_detail},
+            {'when': "messages.message_kind = 'metadata'", 'outcome': 'duplicate', 'detail': metadata_copy_detail},
+            {'when': waiting_for_version, 'outcome': 'pending', 'detail': waiting_for_version_detail},
+            {'when': 'changes.message_id is null', 'outcome': 'pending', 'detail': waiting_detail},
+        ]) | indent(8) }}
     from messages
     left join changes on messages.message_id = changes.message_id
     left join versions on messages.schema_id = versions.schema_id

@@ -1,11 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        unique_key='schema_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(unique_key='schema_id') }}
 
 {#-
   Qlik Replicate table-version registry: one row per metadata message's
@@ -31,7 +24,7 @@ metadata as (
 first_copies as (
     select
         *,
-        row_number() over (partition by schema_id order by ingested_at, message_id) as copy_number
+        {{ copy_number('schema_id') }} as copy_number
     from metadata
     {% if is_incremental() -%}
         where schema_id not in (select held.schema_id from {{ this }} as held)

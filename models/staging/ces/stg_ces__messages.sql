@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='message_id') }}
 
 {#-
   Every distinct CES message with its CloudEvents envelope parsed (both
@@ -18,16 +10,7 @@
 with
 
 messages as (
-    select
-        message_id,
-        message_value,
-        headers,
-        source_offset,
-        ingested_at
-    from {{ ref('stg_bronze__messages') }}
-    where
-        source_format = 'ces'
-        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'ces'") }}
+    {{ new_bronze_messages('ces', ['message_id', 'message_value', 'headers', 'source_offset', 'ingested_at']) }}
 ),
 
 parsed as (
@@ -54,22 +37,17 @@ final as (
         ingested_at,
         source_offset,
         case
-            when headers['x-cdc-encoding'] = 'base64'
-                then concat(
-                        'The message is not UTF-8 text (landed as base64): ',
-                        'CES sends UTF-8 JSON; check the capture or the producer.'
-                    )
-            when headers['x-cdc-ingest-error'] is not null
-                then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
-            when message_value is null
-                then 'The message has no value (a tombstone or empty body): CES never sends one; check the topic.'
-            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
-                then {{ over_size_reason('message_value') }}
+            {{ landing_quarantine_reasons(
+                not_utf8_note="'CES sends UTF-8 JSON; check the capture or the producer.'",
+                no_value_reason="'The message has no value (a tombstone or empty body): "
+                    ~ "CES never sends one; check the topic.'"
+            ) | indent(12) }}
             when envelope is null or (envelope.type is null and envelope.id is null and envelope.data is null)
-                then case
-                        when {{ json_shape('message_value') }} = 'too_deep' then {{ too_deep_reason("'The message'") }}
-                        else 'The message is not a JSON object with CloudEvents attributes (type, source, id, data).'
-                    end
+                then {{ unreadable_json_reason(
+                    'message_value', "'The message'",
+                    not_recognised="'The message is not a JSON object with CloudEvents attributes "
+                        ~ "(type, source, id, data).'"
+                ) | indent(16) }}
             when envelope.type is null or not startswith(envelope.type, 'com.microsoft.SQL.CES.DML.V')
                 then concat(
                         'The CloudEvents type is ', coalesce(concat("'", {{ shown("envelope.type") }}, "'"), 'missing'),

@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='message_id') }}
 
 {#-
   Every distinct DataWorks message ("sync whole database to Kafka") parsed:
@@ -24,15 +16,7 @@
 with
 
 messages as (
-    select
-        message_id,
-        message_value,
-        headers,
-        ingested_at
-    from {{ ref('stg_bronze__messages') }}
-    where
-        source_format = 'dataworks'
-        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'dataworks'") }}
+    {{ new_bronze_messages('dataworks', ['message_id', 'message_value', 'headers', 'ingested_at']) }}
 ),
 
 parsed as (
@@ -130,18 +114,15 @@ final as (
         end as source_columns,
         ingested_at,
         case
-            when headers['x-cdc-encoding'] = 'base64'
-                then 'The message is not UTF-8 text (landed as base64): DataWorks writes UTF-8 JSON.'
-            when headers['x-cdc-ingest-error'] is not null
-                then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
-            when message_value is null then 'The message has no value: DataWorks never sends an empty message.'
-            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
-                then {{ over_size_reason('message_value') }}
+            {{ landing_quarantine_reasons(
+                not_utf8_note="'DataWorks writes UTF-8 JSON.'",
+                no_value_reason="'The message has no value: DataWorks never sends an empty message.'"
+            ) | indent(12) }}
             when message.payload is null
-                then case
-                        when {{ json_shape('message_value') }} = 'too_deep' then {{ too_deep_reason("'The message'") }}
-                        else 'The message is not a JSON object with a payload: not a DataWorks message.'
-                    end
+                then {{ unreadable_json_reason(
+                    'message_value', "'The message'",
+                    not_recognised="'The message is not a JSON object with a payload: not a DataWorks message.'"
+                ) | indent(16) }}
             when operation_code is null then 'The payload has no op: the kind of change is unknown.'
             when
                 operation_code not in (

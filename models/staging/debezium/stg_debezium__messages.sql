@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='message_id') }}
 
 {#-
   Every distinct Debezium message (SQL Server, PostgreSQL, MySQL, MariaDB:
@@ -22,23 +14,23 @@
 -#}
 
 {%- set sqlserver_lsn = '^[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{4}$' %}
+{%- set no_op_reason -%}
+    concat(
+        'The message has no op field: it is not a Debezium change event ',
+        '(with schemas.enable it must be {"schema": ..., "payload": {...}}).'
+    )
+{%- endset %}
+{%- set not_object_reason -%}
+    concat('The message is not a JSON object: ', 'a Debezium value is a JSON object (with or without schema).')
+{%- endset %}
 
 with
 
 messages as (
-    select
-        message_id,
-        source_uri,
-        source_partition,
-        source_offset,
-        message_key,
-        message_value,
-        headers,
-        ingested_at
-    from {{ ref('stg_bronze__messages') }}
-    where
-        source_format = 'debezium'
-        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'debezium'") }}
+    {{ new_bronze_messages('debezium', [
+        'message_id', 'source_uri', 'source_partition', 'source_offset', 'message_key', 'message_value', 'headers',
+        'ingested_at',
+    ]) }}
 ),
 
 enveloped as (
@@ -182,32 +174,19 @@ final as (
         source_offset,
         ingested_at,
         case
-            when headers['x-cdc-encoding'] = 'base64'
-                then concat(
-                        "The message is not UTF-8 text (landed as base64): Debezium's JsonConverter ",
-                        'writes UTF-8 JSON; check the converter settings of the connector or sink.'
-                    )
-            when headers['x-cdc-ingest-error'] is not null
-                then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
-            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
-                then {{ over_size_reason('message_value') }}
+            {# A message without a value is a tombstone: not quarantined. -#}
+            {{ landing_quarantine_reasons(
+                not_utf8_note="\"Debezium's JsonConverter writes UTF-8 JSON; "
+                    ~ "check the converter settings of the connector or sink.\""
+            ) | indent(12) }}
             when message_key is not null and {{ json_shape('message_key') }} = 'too_deep'
                 then {{ too_deep_reason("'The Kafka key'") }}
             when message_value is null then null
             when message_kind in ('transaction', 'schema_change', 'schema_history') then null
             when payload is null or payload.op is null
-                then case {{ json_shape('message_value') }}
-                        when 'too_deep' then {{ too_deep_reason("'The message'") }}
-                        when 'object'
-                            then concat(
-                                    'The message has no op field: it is not a Debezium change event ',
-                                    '(with schemas.enable it must be {"schema": ..., "payload": {...}}).'
-                                )
-                        else concat(
-                                'The message is not a JSON object: ',
-                                'a Debezium value is a JSON object (with or without schema).'
-                            )
-                    end
+                then {{ unreadable_json_reason(
+                    'message_value', "'The message'", not_recognised=no_op_reason, not_object=not_object_reason
+                ) | indent(16) }}
             when payload.op not in ('c', 'u', 'd', 'r', 't', 'm')
                 then concat(
                         "Unknown Debezium op '", {{ shown("payload.op") }},

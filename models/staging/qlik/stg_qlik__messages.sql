@@ -1,12 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='merge',
-        merge_keep_existing=true,
-        unique_key='message_id',
-        on_schema_change='fail',
-    )
-}}
+{{ config(merge_keep_existing=true, unique_key='message_id') }}
 
 {#-
   Every distinct Qlik Replicate message (Event Hubs or Kafka target) parsed,
@@ -23,15 +15,7 @@
 with
 
 messages as (
-    select
-        message_id,
-        message_value,
-        headers,
-        ingested_at
-    from {{ ref('stg_bronze__messages') }}
-    where
-        source_format = 'qlik'
-        and {{ staged_after(ref('stg_bronze__messages'), last_staged_at(), condition="source_format = 'qlik'") }}
+    {{ new_bronze_messages('qlik', ['message_id', 'message_value', 'headers', 'ingested_at']) }}
 ),
 
 parsed as (
@@ -130,23 +114,17 @@ final as (
         body.beforedata as before_raw,
         ingested_at,
         case
-            when headers['x-cdc-encoding'] = 'base64'
-                then 'The message is not UTF-8 text (landed as base64): Qlik Replicate writes UTF-8 JSON.'
-            when headers['x-cdc-ingest-error'] is not null
-                then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
-            when message_value is null then 'The message has no value: Qlik Replicate never sends an empty message.'
-            when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
-                then {{ over_size_reason('message_value') }}
+            {{ landing_quarantine_reasons(
+                not_utf8_note="'Qlik Replicate writes UTF-8 JSON.'",
+                no_value_reason="'The message has no value: Qlik Replicate never sends an empty message.'"
+            ) | indent(12) }}
             when parsed_message is null or (not has_envelope and message_kind is null)
-                then case {{ json_shape('message_value') }}
-                        when 'too_deep' then {{ too_deep_reason("'The message'") }}
-                        when 'object'
-                            then concat(
-                                    'Neither a metadata message (schemaId, tableStructure) nor a data message ',
-                                    '(headers.operation): not a Qlik Replicate message.'
-                                )
-                        else 'The message is not a JSON object: not a Qlik Replicate message.'
-                    end
+                then {{ unreadable_json_reason(
+                    'message_value', "'The message'",
+                    not_recognised="'Neither a metadata message (schemaId, tableStructure) nor a data message "
+                        ~ "(headers.operation): not a Qlik Replicate message.'",
+                    not_object="'The message is not a JSON object: not a Qlik Replicate message.'"
+                ) | indent(16) }}
             when has_envelope and parsed_message.type is null
                 then 'The atMSG envelope has no type: it should be MD (metadata) or DT (data).'
             when message_kind is null and has_envelope

@@ -1,0 +1,60 @@
+{#-
+  Steps every producer's staging model (stg_<producer>__messages) takes the
+  same way: reading its new messages from stg_bronze__messages, and the
+  reasons a message cannot be used that come from landing, before its
+  contents are looked at.
+-#}
+
+{% macro new_bronze_messages(source_format, columns) -%}
+    {#-
+      The query of a staging model's `messages` CTE: `columns` of the bronze
+      messages of `source_format` staged since the model's last run.
+    -#}
+    select
+        {{ columns | join(',\n        ') }}
+    from {{ ref('stg_bronze__messages') }}
+    where
+        source_format = '{{ source_format }}'
+        and {{ staged_after(
+            ref('stg_bronze__messages'), last_staged_at(), condition="source_format = '" ~ source_format ~ "'"
+        ) }}
+{%- endmacro %}
+
+
+{% macro landing_quarantine_reasons(not_utf8_note, no_value_reason=none) -%}
+    {#-
+      The first `when … then …` steps of a staging model's quarantine_reason
+      case, over the bronze columns `headers` and `message_value`: a message
+      landed as base64 (not UTF-8 text), a malformed landing container record,
+      optionally a message without a value, and one over the size limit.
+    -#}
+    when headers['x-cdc-encoding'] = 'base64'
+        then concat('The message is not UTF-8 text (landed as base64): ', {{ not_utf8_note }})
+    when headers['x-cdc-ingest-error'] is not null
+        then concat('The landing container record was malformed: ', headers['x-cdc-ingest-error'], '.')
+    {%- if no_value_reason is not none %}
+    when message_value is null
+        then {{ no_value_reason }}
+    {%- endif %}
+    when octet_length(message_value) > {{ var('cdc_max_message_bytes') }}
+        then {{ over_size_reason('message_value') }}
+{%- endmacro %}
+
+
+{% macro unreadable_json_reason(text, subject, not_recognised, not_object=none) -%}
+    {#-
+      Why JSON text `text` (null: none) could not be read as the object a
+      producer sends: nested beyond the limit (too_deep_reason, `subject`
+      being SQL naming it), else `not_recognised`; with `not_object`, that
+      one when `text` is not a JSON object at all.
+    -#}
+case {{ json_shape(text) }}
+    when 'too_deep' then {{ too_deep_reason(subject) }}
+    {%- if not_object is none %}
+    else {{ not_recognised }}
+    {%- else %}
+    when 'object' then {{ not_recognised }}
+    else {{ not_object }}
+    {%- endif %}
+end
+{%- endmacro %}
