@@ -63,13 +63,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DBT = ROOT / ".venv" / "bin" / "dbt"
 sys.path.insert(0, str(ROOT))
-from cdc_tools.generators import traffic_module  # noqa: E402
-from python_ingest.producers import producer_names  # noqa: E402
+from cdc_tools.generators import generated_producers, land_sources  # noqa: E402
 
-# The producers of the registry (dbt_project.yml, `cdc_producers`) that have a traffic generator,
-# each with the (container, sub-directory) pairs of the files it writes.
-LANDINGS = {name: m.LANDINGS for name in producer_names() if (m := traffic_module(name)) is not None}
-PRODUCERS = tuple(LANDINGS)
+# The producers of the registry (dbt_project.yml, `cdc_producers`) that have a traffic generator.
+PRODUCERS = generated_producers()
 SEED = 11
 INCREMENT = 0.01
 CALIBRATION_CHANGES = 2000
@@ -183,17 +180,6 @@ def split_files(source: Path, base: Path, more: Path, increment: float) -> tuple
                 tail.close()
         kept, moved = kept + cut, moved + lines - cut
     return kept, moved
-
-
-def land_sources(root: Path) -> list[str]:
-    """`--source FORMAT:CONTAINER:PATH` options for every producer's files under `root`."""
-    sources = []
-    for producer, landings in LANDINGS.items():
-        for container, sub in landings:
-            directory = root / producer / sub if sub else root / producer
-            if directory.is_dir() and message_files(directory):
-                sources += ["--source", f"{producer}:{container}:{directory}"]
-    return sources
 
 
 def land_commands(root: Path) -> list[list[str]]:

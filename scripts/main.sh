@@ -7,40 +7,26 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 # sample_data/<format>/<container>/ holds the messages of one producer format
-# in one container (see sample_data/README.md).
+# in one container (see sample_data/README.md): one land process for all of them.
+sources=()
 for dir in sample_data/*/*/; do
   dir=${dir%/}
-  container=$(basename "$dir")
-  format=$(basename "$(dirname "$dir")")
-  .venv/bin/python -m python_ingest land --format "$format" --container "$container" "$dir"
+  sources+=(--source "$(basename "$(dirname "$dir")"):$(basename "$dir"):$dir")
 done
+.venv/bin/python -m python_ingest land "${sources[@]}"
 
-# Generated CES traffic (several tables, split events, redeliveries, out-of-order
-# partitions): the same seed gives the same files, so a re-run lands nothing new.
-generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/ces"
-.venv/bin/python -m python_ingest generate --format ces --changes 300 --seed 7 "$generated"
-.venv/bin/python -m python_ingest land --format ces --container jsonl "$generated"/partition-*.jsonl
-
-# Generated Debezium traffic: SQL Server and PostgreSQL connectors as kcat dumps
-# (keys, headers, tombstones), MySQL and a schemaless PostgreSQL table as
-# Kafka Connect S3-sink JSON lines (types declared in seeds/cdc_declared_columns.csv).
-generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/debezium"
-.venv/bin/python -m python_ingest generate --format debezium --changes 300 --seed 7 "$generated"
-.venv/bin/python -m python_ingest land --format debezium --container kcat "$generated"/kcat
-.venv/bin/python -m python_ingest land --format debezium --container jsonl "$generated"/jsonl
-
-# Generated DataWorks traffic: update pairs and single updates, heartbeats,
-# transaction markers, an ALTER and a TRUNCATE, tables keyed by rowid.
-generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/dataworks"
-.venv/bin/python -m python_ingest generate --format dataworks --changes 200 --seed 7 "$generated"
-.venv/bin/python -m python_ingest land --format dataworks --container jsonl "$generated"/partition-*.jsonl
-
-# Generated Qlik Replicate traffic: atMSG metadata and data messages and bare data
-# messages, REFRESH rows then CDC, a table version change, LOBs left out by columnMask,
-# round-robin partitions (data may land before its metadata).
-generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated/qlik"
-.venv/bin/python -m python_ingest generate --format qlik --changes 200 --seed 7 "$generated"
-.venv/bin/python -m python_ingest land --format qlik --container jsonl "$generated"/partition-*.jsonl
+# Generated traffic of every producer in the registry that has a generator
+# (cdc_tools/generators/<format>_traffic.py: CES split events, Debezium kcat dumps and
+# S3-sink files, DataWorks update pairs and DDL, Qlik metadata and bare data messages,
+# with redeliveries): the same seed gives the same files, so a re-run lands nothing new.
+generated="${CDC_LAKEHOUSE_DIR:-lakehouse}/generated"
+for format in $(.venv/bin/python -c 'from cdc_tools.generators import generated_producers as g; print(*g())'); do
+  .venv/bin/python -m python_ingest generate --format "$format" --changes 250 --seed 7 "$generated/$format"
+done
+mapfile -t sources < <(.venv/bin/python -c \
+  'import sys, pathlib; from cdc_tools.generators import land_sources; print(*land_sources(pathlib.Path(sys.argv[1])), sep="\n")' \
+  "$generated")
+.venv/bin/python -m python_ingest land "${sources[@]}"
 
 .venv/bin/dbt build
 .venv/bin/dbt docs generate

@@ -52,3 +52,23 @@ def write_traffic(producer: str, out: Path, options: GenerateOptions) -> str:
             f"{producer} has no traffic generator (cdc_tools/generators/{producer}_traffic.py)"
         )
     return module.write_traffic(out, options)
+
+
+def generated_producers() -> tuple[str, ...]:
+    """The registry's producers that have a traffic generator, in registry order."""
+    from python_ingest.producers import producer_names
+
+    return tuple(name for name in producer_names() if traffic_module(name) is not None)
+
+
+def land_sources(root: Path) -> list[str]:
+    """`land` options (`--source FORMAT:CONTAINER:PATH`) for the traffic written under
+    `root/<producer>/` by each producer's generator, per its LANDINGS."""
+    sources = []
+    for name in generated_producers():
+        for container, sub in traffic_module(name).LANDINGS:
+            directory = root / name / sub if sub else root / name
+            files = directory.rglob("*") if directory.is_dir() else ()
+            if any(p.is_file() and not p.name.startswith("_") for p in files):
+                sources += ["--source", f"{name}:{container}:{directory}"]
+    return sources
