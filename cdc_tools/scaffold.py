@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import yaml
 
 SEED_PATH = Path("seeds") / "cdc_tables.csv"
@@ -48,24 +49,41 @@ YML_HEADER = (
     "# and silver.cdc_table_columns: edit the seed and re-run scaffold instead of this file.\n"
 )
 
+# The dbt macro that defines gold.cdc_history's metadata columns (name, Spark type, description).
+HISTORY_COLUMNS_MACRO = Path(__file__).resolve().parents[1] / "macros" / "history" / "history_columns.sql"
+
+
+class _MacroReturn(Exception):
+    """What a dbt macro passed to ``return()``."""
+
+
+def history_metadata_columns(
+    macro_path: Path = HISTORY_COLUMNS_MACRO,
+) -> tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...]]:
+    """The metadata columns of the typed history and live-row models, as (name, Spark type,
+    description): what the macro ``history_metadata_columns`` returns, read with plain Jinja
+    (its file holds that macro alone), so they are defined once, for dbt and for scaffold."""
+
+    def macro_return(value: Any) -> None:
+        raise _MacroReturn(value)
+
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    environment.globals["return"] = macro_return
+    try:
+        environment.from_string(macro_path.read_text(encoding="utf-8")).module.history_metadata_columns()
+    except _MacroReturn as returned:
+        columns = returned.args[0]
+    else:
+        raise ValueError(f"{macro_path}: the macro history_metadata_columns returns nothing")
+    history = tuple((c["name"], c["data_type"], c["description"]) for c in columns)
+    current = tuple(
+        (c["name"], c["data_type"], c["current_description"]) for c in columns if "current_description" in c
+    )
+    return history, current
+
+
 # Metadata columns of the typed models (name, Spark type, description), after the source columns.
-HISTORY_METADATA = (
-    ("version_number", "int", "1, 2, 3 … per key, in the source's commit order."),
-    ("valid_from", "timestamp", "Commit time of the change that started this version (UTC)."),
-    ("valid_to", "timestamp", "valid_from of the next version; null while this version is open."),
-    ("is_current", "boolean", "True on the last version of each key, and only there."),
-    ("is_deleted", "boolean", "True on a version that records a delete or truncate."),
-    (
-        "operation",
-        "string",
-        "The change that started this version: insert, update, delete, snapshot or truncate.",
-    ),
-    ("change_id", "string", "The silver change (silver.cdc_changes) that started this version."),
-)
-CURRENT_METADATA = (
-    ("valid_from", "timestamp", "Commit time of the change that started the live version (UTC)."),
-    ("change_id", "string", "The silver change (silver.cdc_changes) that started the live version."),
-)
+HISTORY_METADATA, CURRENT_METADATA = history_metadata_columns()
 # Names a source column cannot take in the typed models: it is prefixed instead.
 RESERVED_COLUMNS = frozenset(name for name, _, _ in HISTORY_METADATA)
 RENAME_PREFIX = "source_"

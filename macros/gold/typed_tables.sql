@@ -9,9 +9,16 @@
   test typed_values_fit_types.
 -#}
 
-{#- The columns of gold.cdc_history a typed model may declare, with their expressions. -#}
+{#- The metadata columns of gold.cdc_history a typed history model may declare (history_metadata_columns). -#}
 {% macro typed_metadata_columns() -%}
-    {{ return(['version_number', 'valid_from', 'valid_to', 'is_current', 'is_deleted', 'operation', 'change_id']) }}
+    {{ return(history_metadata_columns() | map(attribute='name') | list) }}
+{%- endmacro %}
+
+
+{#- Those of them a typed live-row model may declare (from gold.cdc_current). -#}
+{% macro typed_current_metadata_columns() -%}
+    {%- set columns = history_metadata_columns() | selectattr('current_description', 'defined') -%}
+    {{ return(columns | map(attribute='name') | list) }}
 {%- endmacro %}
 
 
@@ -102,7 +109,7 @@ where table_id = {{ typed_text_literal(table_id) }}
 {#- gold.<name>: the live rows of one source table, typed. -#}
 {% macro typed_current(table_id) -%}
 select
-    {{ typed_select_list(['valid_from', 'change_id']) }}
+    {{ typed_select_list(typed_current_metadata_columns()) }}
 from {{ ref('cdc_current') }}
 where table_id = {{ typed_text_literal(table_id) }}
 {%- endmacro %}

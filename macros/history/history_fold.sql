@@ -61,15 +61,54 @@
 {%- endmacro %}
 
 
-{#- One version in the fold's state (see empty_history for its type). -#}
+{#- The fields of one version in the fold's state, in order, with their Spark
+    types: the metadata columns of gold.cdc_history it carries (their types
+    from history_metadata_columns), the commit time of the change that
+    started it (valid_from's type), the transaction of its last change, and
+    its row image. -#}
+{% macro history_version_fields() -%}
+    {%- set types = {} -%}
+    {%- for column in history_metadata_columns() -%}
+        {%- do types.update({column.name: column.data_type}) -%}
+    {%- endfor -%}
+    {{ return([
+        ('version_number', types.version_number),
+        ('change_id', types.change_id),
+        ('operation', types.operation),
+        ('commit_ts', types.valid_from),
+        ('transaction_id', 'string'),
+        ('is_deleted', types.is_deleted),
+        ('row_data', 'map<string,string>'),
+    ]) }}
+{%- endmacro %}
+
+
+{#- One version in the fold's state (of the type of empty_history), for the change `change` of the fold. -#}
 {% macro history_version(version_number, change_id, operation, commit_ts, is_deleted, row_data) -%}
+    {%- set values = {
+        'version_number': version_number,
+        'change_id': change_id,
+        'operation': operation,
+        'commit_ts': commit_ts,
+        'transaction_id': 'change.transaction_id',
+        'is_deleted': is_deleted,
+        'row_data': row_data,
+    } -%}
+    {%- set fields = [] -%}
+    {%- for name, data_type in history_version_fields() -%}
+        {%- do fields.append('cast(' ~ values[name] ~ ' as ' ~ data_type ~ ') as ' ~ name) -%}
+    {%- endfor -%}
     struct(
-        cast({{ version_number }} as int) as version_number,
-        {{ change_id }} as change_id,
-        {{ operation }} as operation,
-        {{ commit_ts }} as commit_ts,
-        change.transaction_id as transaction_id,
-        {{ is_deleted }} as is_deleted,
-        {{ row_data }} as row_data
+        {{ fields | join(',\n        ') }}
     )
+{%- endmacro %}
+
+
+{#- An empty history: the start value of the fold in cdc_history. -#}
+{% macro empty_history() -%}
+    {%- set fields = [] -%}
+    {%- for name, data_type in history_version_fields() -%}
+        {%- do fields.append(name ~ ':' ~ data_type) -%}
+    {%- endfor -%}
+    cast(array() as array<struct<{{ fields | join(', ') }}>>)
 {%- endmacro %}

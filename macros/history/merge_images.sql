@@ -12,11 +12,3 @@
 {% macro key_hash(table_id, primary_key) -%}
     sha2(concat_ws('|', {{ table_id }}, to_json(array_sort(map_entries({{ primary_key }})))), 256)
 {%- endmacro %}
-
-{#- An empty history: the start value of the fold in cdc_history. -#}
-{% macro empty_history() -%}
-    cast(array() as array<struct<
-        version_number:int, change_id:string, operation:string, commit_ts:timestamp,
-        transaction_id:string, is_deleted:boolean, row_data:map<string,string>
-    >>)
-{%- endmacro %}

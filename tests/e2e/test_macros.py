@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -18,8 +19,8 @@ def unique_combination_sql(dbt, relation: str, columns: list[str]) -> str:
     return compile_inline(dbt, "{{ " + call + " }}")
 
 
-def compile_inline(dbt, sql: str) -> str:
-    result = dbt("compile", "--inline", sql)
+def compile_inline(dbt, sql: str, *args: str) -> str:
+    result = dbt("compile", "--inline", sql, *args)
     return result.result.results[0].node.compiled_code.strip()
 
 
@@ -348,3 +349,107 @@ def test_time_conversions_of_message_values_never_overflow(spark, dbt) -> None:
     row = tuple(spark.sql(sql).first())
     assert row[0] is None and row[1] is not None and row[2] is None
     assert row[3] is not None and row[4] is None
+
+
+def last_commits_call(tables: list[str], skipped: list[str]) -> str:
+    # Called at run time only, as the models call it (it reads the tables).
+    return f"{{% if execute %}}{{{{ iceberg_last_commits({tables}, {skipped}) }}}}{{% endif %}}"
+
+
+def last_commits(dbt, tables: list[str], skipped: list[str]) -> dict:
+    return ast.literal_eval(compile_inline(dbt, last_commits_call(tables, skipped)))
+
+
+def test_iceberg_last_commits_skips_the_given_operations_back_to_the_last_write(spark, dbt, scratch) -> None:
+    table, empty = f"{scratch}.commits", f"{scratch}.no_commits"
+    spark.sql(f"create or replace table {table} (id int) using iceberg")
+    spark.sql(f"create or replace table {empty} (id int) using iceberg")
+    spark.sql(f"insert into {table} values (1)")
+    spark.sql(f"insert into {table} values (2)")
+    # A compaction (replace), then a metadata-only delete of every row (delete).
+    spark.sql(
+        f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
+        "options => map('min-input-files', '2'))"
+    )
+    spark.sql(f"delete from {table} where true")
+    commits = {
+        r.operation: r.millis
+        for r in spark.sql(
+            f"select operation, max(unix_millis(committed_at)) as millis from {table}.snapshots "
+            "group by operation"
+        ).collect()
+    }
+    assert set(commits) == {"append", "replace", "delete"}
+    assert commits["append"] < commits["replace"] < commits["delete"]
+    assert last_commits(dbt, [table, empty], []) == {table: commits["delete"], empty: None}
+    assert last_commits(dbt, [table], ["delete"]) == {table: commits["replace"]}
+    assert last_commits(dbt, [table], ["replace", "delete"]) == {table: commits["append"]}
+    # Only the newest snapshots are skipped: a write after them is the last commit again.
+    spark.sql(f"insert into {table} values (3)")
+    newest = spark.sql(f"select max(unix_millis(committed_at)) from {table}.snapshots").first()[0]
+    assert last_commits(dbt, [table], ["replace", "delete"]) == {table: newest}
+
+
+def test_iceberg_last_commits_names_a_table_it_cannot_load(dbt, scratch) -> None:
+    result = dbt("compile", "--inline", last_commits_call([f"{scratch}.missing"], []), expect_success=False)
+    assert not result.success
+    # A clear failure that names the table (not a commit time of none, as for a table with no snapshot).
+    assert re.search(rf"`?{scratch}`?\.`?missing", str(result.exception)), result.exception
+
+
+SCOPED = f"{SCRATCH}.scoped"
+
+
+def scope_condition(dbt, node: dict, key: list[str] | None = None, *args: str) -> str:
+    relation = f"api.Relation.create(schema='{SCRATCH}', identifier='scoped')"
+    call = f"cdc_test_scope_condition({relation}, {node}, {key if key else 'none'})"
+    return compile_inline(dbt, "{{ " + call + " }}", *args)
+
+
+def scoped_ids(spark, condition: str) -> list[int]:
+    if condition == "None":
+        return sorted(r.id for r in spark.table(SCOPED).collect())
+    return sorted(r.id for r in spark.sql(f"select id from {SCOPED} where {condition}").collect())
+
+
+def model_node(materialized: str, columns: list[str], unique_key: str | None = None) -> dict:
+    """What cdc_test_scope_condition reads of a graph node."""
+    return {
+        "unique_id": f"model.cdc_lakehouse.{SCOPED}",
+        "resource_type": "model",
+        "config": {"materialized": materialized, "unique_key": unique_key},
+        "columns": {c: {"name": c} for c in columns},
+    }
+
+
+def test_cdc_test_scope_condition_reads_what_the_last_build_added(spark, dbt, scratch) -> None:
+    """A `dbt test` on its own: the rows with the newest staged_at of an incremental model
+    (and, for a grain test on another key than the merge key, the older rows sharing a key
+    with them); without staged_at, the rows of the last commit's files; whole tables with
+    `cdc_test_scope: all`, or for a table (not incremental) that changed."""
+    spark.sql(f"create or replace table {SCOPED} (id int, k string, staged_at timestamp) using iceberg")
+    spark.sql(
+        f"insert into {SCOPED} values "
+        "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b', timestamp'2026-01-01 00:00:00')"
+    )
+    spark.sql(
+        f"insert into {SCOPED} values "
+        "(3, 'a', timestamp'2026-01-02 00:00:00'), (4, 'c', timestamp'2026-01-02 00:00:00')"
+    )
+    staged = model_node("incremental", ["id", "k", "staged_at"], unique_key="id")
+    condition = scope_condition(dbt, staged)
+    assert condition == "staged_at >= timestamp'2026-01-02 00:00:00'"
+    assert scoped_ids(spark, condition) == [3, 4]
+    # A grain test on the merge key: the new rows are enough.
+    assert scoped_ids(spark, scope_condition(dbt, staged, ["id"])) == [3, 4]
+    # On another key: also the older row that shares key `a` with a new one.
+    assert scoped_ids(spark, scope_condition(dbt, staged, ["k"])) == [1, 3, 4]
+    # No staged_at: the rows of the files the last commit added.
+    files = scope_condition(dbt, model_node("incremental", ["id", "k"]))
+    assert "_file in (select data_file.file_path" in files
+    assert scoped_ids(spark, files) == [3, 4]
+    # A seed (or other table that is not incremental) that changed: all of it.
+    seed = {"unique_id": "seed.cdc_lakehouse.scoped", "resource_type": "seed", "config": {}, "columns": {}}
+    assert scope_condition(dbt, seed) == "None"
+    # Whole tables when asked.
+    assert scope_condition(dbt, staged, None, "--vars", "{cdc_test_scope: all}") == "None"

@@ -188,6 +188,26 @@ def test_new_publish_names_avoid_names_in_use() -> None:
     assert seed_rows(result)[1]["publish_as"] == "dbo_orders"
 
 
+def test_metadata_columns_are_read_from_the_dbt_macro(tmp_path: Path) -> None:
+    """scaffold reads macros/history/history_columns.sql, the columns' one definition (the
+    fold and the typed models' macros use it in dbt), with plain Jinja."""
+    macro = tmp_path / "history_columns.sql"
+    macro.write_text(
+        "{#- a comment -#}\n{% macro history_metadata_columns() -%}\n"
+        "    {{ return([{'name': 'a', 'data_type': 'int', 'description': \"a's text\"},\n"
+        "        {'name': 'b', 'data_type': 'string', 'description': 'B.',\n"
+        "         'current_description': 'B now.'}]) }}\n"
+        "{%- endmacro %}\n"
+    )
+    assert sc.history_metadata_columns(macro) == (
+        (("a", "int", "a's text"), ("b", "string", "B.")),
+        (("b", "string", "B now."),),
+    )
+    macro.write_text("{% macro history_metadata_columns() %}{% endmacro %}")
+    with pytest.raises(ValueError, match="returns nothing"):
+        sc.history_metadata_columns(macro)
+
+
 def test_source_columns_named_like_metadata_columns_are_prefixed() -> None:
     columns = [
         col("a.t", "id", 1, "int", key=True),
