@@ -1,5 +1,5 @@
 """SQL Server 2025 Change Event Streaming: a CloudEvents envelope whose `type` is
-com.microsoft.SQL.CES.<operation>.v1 (docs/producers.md)."""
+com.microsoft.SQL.CES.<operation>.v1 (docs/producers/ces.md)."""
 
 from __future__ import annotations
 

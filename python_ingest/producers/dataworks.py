@@ -1,6 +1,6 @@
 """Alibaba Cloud DataWorks: a `schema` with `dataColumn` and a `payload`, or a payload with
 `sequenceId` and an upper-case `op` (heartbeats and transaction markers carry no
-`dataColumn`; docs/producers.md)."""
+`dataColumn`; docs/producers/dataworks.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Debezium: a payload with a lower-case `op` and a `source` block (or a logical decoding
-`message`), inside a JsonConverter `schema` + `payload` envelope or bare (docs/producers.md)."""
+`message`), inside a JsonConverter `schema` + `payload` envelope or bare (docs/producers/debezium.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Qlik Replicate: the `atMSG` envelope (metadata and data messages), or a bare data message
-with `data` and `headers.operation` (docs/producers.md)."""
+with `data` and `headers.operation` (docs/producers/qlik.md)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ checked, nor the benchmark reports in benchmarks/results/):
 
 - no reference to the shared files outside the repository that sections used to be
   numbered in (the contract and the producers' format notes): the contract is
-  docs/contract.md, the producer notes docs/producers.md, and sections are named by
+  docs/contract.md, the producer notes docs/producers/, and sections are named by
   their headings;
 - every path ``docs/<name>.md`` names a file that exists;
 - every ``<file>.md, "Section"`` or ``README, "Section"`` names a heading of that file
