@@ -8,8 +8,26 @@ traffic has a module `cdc_tools/generators/<name>_traffic.py` with:
   `_expected_current.json` (the live rows the traffic leaves) to `out`, and say
   what was written in one line.
 
-`python -m python_ingest generate` and benchmarks/pipeline.py find the module by the
-producer's name (docs/adding-a-producer.md).
+and, for the hostile-input test (tests/helpers/hostile_run.py, which mutates the
+messages of every producer here):
+
+- `generate_named(changes, seed, partitions, namespace, keep_declared=False) -> Traffic`:
+  traffic whose source database / schema names carry `namespace`, so that the traffics
+  of two namespaces never share a table; with `keep_declared`, the tables whose columns
+  the seeds declare (seeds/cdc_declared_columns.csv) keep their declared names instead.
+  The traffic has `write(directory)` (as `write_traffic` writes) and `expected_current`
+  (table id -> key -> live row);
+- `message_body(value) -> dict`: the part of a parsed message that carries its fields
+  (a Debezium `payload`, a Qlik `message`; the message itself where there is no envelope);
+- `fresh_identity(body, n)`: set in that body what identifies the message (and makes a
+  copy a duplicate) to values no other message has, the `n`-th such, so that a mutant of
+  it is parsed all the way;
+- `PARSED_FIELDS`: the names of the fields the models parse, order by or look things up
+  with, where the mutants aim; `MASK_FIELDS`: those among them that hold hex bit masks
+  (empty if none).
+
+`python -m python_ingest generate`, benchmarks/pipeline.py and the hostile-input test
+find the module by the producer's name (docs/adding-a-producer.md).
 """
 
 from __future__ import annotations
@@ -61,13 +79,22 @@ def generated_producers() -> tuple[str, ...]:
     return tuple(name for name in producer_names() if traffic_module(name) is not None)
 
 
+def landings(producer: str, root: Path) -> list[tuple[str, Path]]:
+    """(container, directory) of each part of the traffic its generator wrote under
+    `root/<producer>/`, per its LANDINGS."""
+    directory = root / producer
+    return [
+        (container, directory / sub if sub else directory)
+        for container, sub in traffic_module(producer).LANDINGS
+    ]
+
+
 def land_sources(root: Path) -> list[str]:
     """`land` options (`--source FORMAT:CONTAINER:PATH`) for the traffic written under
     `root/<producer>/` by each producer's generator, per its LANDINGS."""
     sources = []
     for name in generated_producers():
-        for container, sub in traffic_module(name).LANDINGS:
-            directory = root / name / sub if sub else root / name
+        for container, directory in landings(name, root):
             files = directory.rglob("*") if directory.is_dir() else ()
             if any(p.is_file() and not p.name.startswith("_") for p in files):
                 sources += ["--source", f"{name}:{container}:{directory}"]

@@ -291,3 +291,31 @@ def write_traffic(out: Path, options: GenerateOptions) -> str:
         f"wrote {messages} ces message(s) for {traffic.changes} change(s) ({traffic.split_events} split "
         f"event(s), {traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {out}"
     )
+
+
+# -- hostile input (tests/helpers/hostile_run.py; cdc_tools/generators/__init__.py) -------
+# What the models parse, order by or look things up with: where the mutants aim.
+PARSED_FIELDS = frozenset({
+    "segmentindex", "splitindex", "splittotalcnt", "finalsegment", "logicalid", "commitlsn",
+    "sequencenumber", "committime", "time", "cols", "pkkey", "name", "columnname", "index", "type",
+    "tbl", "db", "schema", "old", "current", "operation", "id", "source", "value", "data",
+})  # fmt: skip
+MASK_FIELDS: frozenset[str] = frozenset()
+
+
+def generate_named(
+    changes: int, seed: int, partitions: int, namespace: str, keep_declared: bool = False
+) -> Traffic:
+    """Traffic of the database `<namespace>db` (no CES table is declared in the seeds)."""
+    return generate(changes, seed, partitions, db=f"{namespace}db")
+
+
+def message_body(value: dict[str, Any]) -> dict[str, Any]:
+    """A CES message carries its fields in the envelope itself (the event in `data`)."""
+    return value
+
+
+def fresh_identity(body: dict[str, Any], n: int) -> None:
+    """A new event id, and no longer a segment of a split event."""
+    body["id"] = f"mutant-{n}"
+    body.pop("logicalid", None)

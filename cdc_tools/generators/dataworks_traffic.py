@@ -416,3 +416,32 @@ def write_traffic(out: Path, options: GenerateOptions) -> str:
         f"redelivery(ies)) to "
         f"{len(paths)} file(s) in {out}"
     )
+
+
+# -- hostile input (tests/helpers/hostile_run.py; cdc_tools/generators/__init__.py) -------
+# What the models parse, order by or look things up with: where the mutants aim.
+PARSED_FIELDS = frozenset({
+    "sequenceId", "scn", "eventTime", "dataColumn", "name", "type", "primaryKey", "op", "tableName",
+    "dbName", "schemaName", "before", "after", "timestamp", "text",
+})  # fmt: skip
+MASK_FIELDS: frozenset[str] = frozenset()
+
+
+def generate_named(
+    changes: int, seed: int, partitions: int, namespace: str, keep_declared: bool = False
+) -> Traffic:
+    """Traffic of the databases `<namespace>shop` (MySQL) and `<NAMESPACE>ORA` (Oracle); no
+    DataWorks table is declared in the seeds."""
+    return generate(
+        changes, seed, partitions, mysql_db=f"{namespace}shop", oracle_db=f"{namespace.upper()}ORA"
+    )
+
+
+def message_body(value: dict[str, Any]) -> dict[str, Any]:
+    """A DataWorks message carries its fields in `payload`."""
+    return value["payload"] if isinstance(value.get("payload"), dict) else value
+
+
+def fresh_identity(body: dict[str, Any], n: int) -> None:
+    """A `sequenceId` beyond every real one."""
+    body["sequenceId"] = str(9 * 10**18 + n)

@@ -670,3 +670,41 @@ def write_traffic(out: Path, options: GenerateOptions) -> str:
         f"{traffic.snapshot_rows} row(s) ({traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) "
         f"in {out}"
     )
+
+
+# -- hostile input (tests/helpers/hostile_run.py; cdc_tools/generators/__init__.py) -------
+# What the models parse, order by or look things up with: where the mutants aim.
+PARSED_FIELDS = frozenset({
+    "lsn", "commit_lsn", "change_lsn", "event_serial_no", "sequence", "pos", "file", "row", "ts_ms",
+    "ts_us", "ts_ns", "scale", "value", "fields", "field", "name", "parameters", "op", "before",
+    "after", "source", "snapshot", "connector", "table", "db", "schema", "txId", "type", "id",
+})  # fmt: skip
+MASK_FIELDS: frozenset[str] = frozenset()
+
+
+def generate_named(
+    changes: int, seed: int, partitions: int, namespace: str, keep_declared: bool = False
+) -> Traffic:
+    """Traffic of the database `<namespace>db`; the tables sent without schemas are in
+    `<namespace>inv` and `<namespace>mysql`, or, with `keep_declared`, in the databases the
+    seeds declare their columns for (seeds/cdc_declared_columns.csv)."""
+    if keep_declared:
+        return generate(changes, seed, partitions, f"{namespace}db")
+    schemaless = (f"{namespace}inv", f"{namespace}mysql")
+    return generate(changes, seed, partitions, f"{namespace}db", schemaless_dbs=schemaless)
+
+
+def message_body(value: dict[str, Any]) -> dict[str, Any]:
+    """A Debezium value carries its fields in `payload` when sent with its schema."""
+    payload = value.get("payload")
+    return payload if isinstance(payload, dict) and "op" in payload else value
+
+
+def fresh_identity(body: dict[str, Any], n: int) -> None:
+    """Log positions in `source` beyond every real one."""
+    source = body.get("source")
+    if not isinstance(source, dict):
+        return
+    for field_name, number in (("lsn", 9 * 10**12 + n), ("event_serial_no", 10**6 + n), ("row", 10**6 + n)):
+        if field_name in source:
+            source[field_name] = number

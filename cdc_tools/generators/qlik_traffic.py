@@ -503,3 +503,36 @@ def write_traffic(out: Path, options: GenerateOptions) -> str:
         f"{traffic.refresh_rows} row(s) ({traffic.metadata_messages} metadata message(s), "
         f"{traffic.redeliveries} redelivery(ies)) to {len(paths)} file(s) in {out}"
     )
+
+
+# -- hostile input (tests/helpers/hostile_run.py; cdc_tools/generators/__init__.py) -------
+# What the models parse, order by or look things up with: where the mutants aim.
+PARSED_FIELDS = frozenset({
+    "changeMask", "columnMask", "changeSequence", "timestamp", "streamPosition", "transactionId",
+    "ordinal", "scale", "precision", "primaryKeyPosition", "tableVersion", "schemaId",
+    "messageSchemaId", "externalSchemaId", "operation", "type", "table", "schema", "tableColumns",
+    "data", "beforeData", "magic",
+})  # fmt: skip
+MASK_FIELDS = frozenset({"changeMask", "columnMask"})
+
+
+def generate_named(
+    changes: int, seed: int, partitions: int, namespace: str, keep_declared: bool = False
+) -> Traffic:
+    """Traffic of the schemas `<NAMESPACE>SALES` and `<NAMESPACE>HR` (no Qlik table is declared
+    in the seeds)."""
+    schemas = (f"{namespace.upper()}SALES", f"{namespace.upper()}HR")
+    return generate(changes, seed, partitions, schemas=schemas)
+
+
+def message_body(value: dict[str, Any]) -> dict[str, Any]:
+    """A message in the atMSG envelope carries its fields in `message`; a bare one at the top."""
+    message = value.get("message")
+    return message if value.get("magic") == "atMSG" and isinstance(message, dict) else value
+
+
+def fresh_identity(body: dict[str, Any], n: int) -> None:
+    """A `changeSequence` beyond every real one (REFRESH rows have none and keep none)."""
+    headers = body.get("headers")
+    if isinstance(headers, dict) and headers.get("changeSequence"):
+        headers["changeSequence"] = f"{9 * 10**34 + n:035d}"

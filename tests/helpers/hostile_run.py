@@ -6,9 +6,10 @@ did not change.
 
 One process, one Spark session, a lakehouse of its own under DIR:
 
-1. Two generated traffics per producer: *clean* (default source names) and *source* (other
-   database / schema names). Both land as they are; `dbt build`; gold.cdc_history of the
-   clean tables is kept as the baseline.
+1. Two generated traffics of every producer with a generator (the registry's, found by
+   name: cdc_tools/generators/__init__.py): *clean* and *source*, whose database / schema
+   names carry `clean` and `hostile` so that they share no table. Both land as they are;
+   `dbt build`; gold.cdc_history of the clean tables is kept as the baseline.
 2. Mutants of the source traffic's messages (tests/helpers/mutants.py: a few hundred per
    producer, plus 1 MB values and masks, 2,000-deep nesting and huge keys), spread over the
    three containers (JSON lines, kcat -J, Event Hubs Capture Avro), and container-level damage
@@ -41,34 +42,24 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from cdc_tools.generators import generated_producers, landings, traffic_module
 from tests.helpers.tables import SNAPSHOT, history
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCERS = ("ces", "debezium", "dataworks", "qlik")
+PRODUCERS = generated_producers()
 CONTAINERS = ("jsonl", "kcat", "eventhubs-avro")
 CLEAN, SOURCE = "clean", "source"
+NAMESPACES = {CLEAN: "clean", SOURCE: "hostile"}  # in the source names of each traffic's tables
 
 
 # -- traffic -------------------------------------------------------------------
 def generate(producer: str, kind: str, directory: Path, changes: int) -> list[str]:
-    """Write one traffic; return the source table ids it holds."""
-    from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
-
+    """Write one traffic; return the source table ids it holds. Tables whose columns the seeds
+    declare keep their declared names in the source traffic only, so that its mutants of them
+    are parsed all the way."""
     seed = 11 if kind == CLEAN else 29
-    if producer == "ces":
-        traffic = ces_traffic.generate(changes, seed, 3, db="cleandb" if kind == CLEAN else "hostiledb")
-    elif producer == "debezium":
-        if kind == CLEAN:  # the schemaless tables are the declared ones in the source traffic only
-            schemaless = ("cleaninv", "cleanmysql")
-            traffic = debezium_traffic.generate(changes, seed, 3, "cleandb", schemaless_dbs=schemaless)
-        else:
-            traffic = debezium_traffic.generate(changes, seed, 3, "hostiledb")
-    elif producer == "dataworks":
-        names = ("cleanshop", "CLEANORA") if kind == CLEAN else ("hostileshop", "HOSTILEORA")
-        traffic = dataworks_traffic.generate(changes, seed, 3, mysql_db=names[0], oracle_db=names[1])
-    else:
-        schemas = ("CLEANSALES", "CLEANHR") if kind == CLEAN else ("HOSTILESALES", "HOSTILEHR")
-        traffic = qlik_traffic.generate(changes, seed, 3, schemas=schemas)
+    module = traffic_module(producer)
+    traffic = module.generate_named(changes, seed, 3, NAMESPACES[kind], keep_declared=kind == SOURCE)
     traffic.write(directory)
     return list(traffic.expected_current)
 
@@ -186,46 +177,16 @@ def corrupt_capture_files(directory: Path) -> list[Path]:
     return made
 
 
-def _body(producer: str, value: dict[str, Any]) -> dict[str, Any]:
-    """The part of a message that carries its fields: Debezium's payload, a Qlik body."""
-    if producer == "debezium" and isinstance(value.get("payload"), dict) and "op" in value["payload"]:
-        return value["payload"]
-    if producer == "dataworks" and isinstance(value.get("payload"), dict):
-        return value["payload"]
-    if producer == "qlik" and value.get("magic") == "atMSG" and isinstance(value.get("message"), dict):
-        return value["message"]
-    return value
-
-
 def fresh_identity(producer: str, text: str, n: int) -> str:
     """The message made a new one of its producer: what identifies it (and makes a copy a
-    duplicate) set to values no other message has, so that its mutant is parsed all the way."""
+    duplicate) set to values no other message has, so that its mutant is parsed all the way
+    (the producer's `message_body` and `fresh_identity`, cdc_tools/generators/__init__.py)."""
     value = json.loads(text)
     if not isinstance(value, dict):
         return text
-    body = _body(producer, value)
-    if producer == "ces":
-        value["id"] = f"mutant-{n}"
-        value.pop("logicalid", None)
-    elif producer == "debezium" and isinstance(body.get("source"), dict):
-        source = body["source"]
-        for field, number in (("lsn", 9 * 10**12 + n), ("event_serial_no", 10**6 + n), ("row", 10**6 + n)):
-            if field in source:
-                source[field] = number
-    elif producer == "dataworks":
-        body["sequenceId"] = str(9 * 10**18 + n)
-    headers = body.get("headers") if producer == "qlik" else None
-    if isinstance(headers, dict) and headers.get("changeSequence"):
-        headers["changeSequence"] = f"{9 * 10**34 + n:035d}"
+    module = traffic_module(producer)
+    module.fresh_identity(module.message_body(value), n)
     return json.dumps(value)
-
-
-def _has_mask(producer: str, text: str) -> bool:
-    try:
-        headers = _body(producer, json.loads(text)).get("headers")
-    except (ValueError, AttributeError):
-        return False
-    return isinstance(headers, dict) and bool(headers.get("changeMask") or headers.get("columnMask"))
 
 
 def write_mutants(
@@ -244,14 +205,14 @@ def write_mutants(
     mutator = Mutator(producer, rng, huge=huge)
     bases = [(k, v) for k, v in messages if v is not None]
     made: list[tuple[str, str | None, bytes]] = []
-    specials_base = rng.choice([v for _, v in bases if _has_mask(producer, v)] or [v for _, v in bases])
+    specials_base = rng.choice([v for _, v in bases if mutator.has_mask(v)] or [v for _, v in bases])
     specials_base = fresh_identity(producer, specials_base, 0)
     made.extend((name, None, data) for name, data in mutator.specials(specials_base))
     for n in range(1, count + 1):
         key, value = rng.choice(bases)
         if rng.random() < 0.5:
             value = fresh_identity(producer, value, n)
-        if producer == "debezium" and key is not None and rng.random() < 0.2:
+        if key is not None and rng.random() < 0.2:  # a Kafka key (kcat): some mutants are of it
             operator, mutated_key = mutator.mutate(key)
             made.append((f"key_{operator}", mutated_key.decode("utf-8", "replace"), value.encode("utf-8")))
         else:
@@ -355,12 +316,7 @@ def run(
     spark = active_session(target_spark_parameters())
     for kind in (CLEAN, SOURCE):
         for producer in PRODUCERS:
-            base = traffic / kind / producer
-            if producer == "debezium":
-                plan = [("kcat", base / "kcat"), ("jsonl", base / "jsonl")]
-            else:
-                plan = [("jsonl", base)]
-            for container, path in plan:
+            for container, path in landings(producer, traffic / kind):
                 code, output = land("--format", producer, "--container", container, path)
                 if code != 0:
                     problems.append(f"valid {kind} {producer} traffic did not land: {output[-1500:]}")
@@ -399,13 +355,15 @@ def run(
         problems.append("the build with the mutants failed")
         return report
 
+    from python_ingest.bronze import BRONZE_FORMATS
+
+    landed_sql = "\n            union all ".join(
+        f"select distinct '{f}' as f, message_id from bronze.raw_{f}" for f in BRONZE_FORMATS
+    )
     accounting = spark.sql(
-        """
+        f"""
         with landed as (
-            select distinct 'ces' as f, message_id from bronze.raw_ces
-            union all select distinct 'debezium', message_id from bronze.raw_debezium
-            union all select distinct 'dataworks', message_id from bronze.raw_dataworks
-            union all select distinct 'qlik', message_id from bronze.raw_qlik
+            {landed_sql}
         ),
         outcomes as (
             select source_format as f, message_id, count(*) as n,

@@ -17,6 +17,9 @@ Debezium key), or on the text itself:
 - ``truncate``, ``not_utf8``, ``garbage``: the text cut short, bytes that are not UTF-8,
   or something that is not a message at all.
 
+Operators prefer the fields the producer's models parse, and make its mask fields huge
+hex: its generator module's `PARSED_FIELDS` and `MASK_FIELDS` (cdc_tools/generators/__init__.py).
+
 Deterministic for a seed: the same inputs give the same mutants.
 """
 
@@ -24,33 +27,11 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-# Fields whose values the models parse, order by or look things up with.
-INTERESTING = {
-    "ces": {
-        "segmentindex", "splitindex", "splittotalcnt", "finalsegment", "logicalid", "commitlsn",
-        "sequencenumber", "committime", "time", "cols", "pkkey", "name", "columnname", "index", "type",
-        "tbl", "db", "schema", "old", "current", "operation", "id", "source", "value", "data",
-    },
-    "debezium": {
-        "lsn", "commit_lsn", "change_lsn", "event_serial_no", "sequence", "pos", "file", "row", "ts_ms",
-        "ts_us", "ts_ns", "scale", "value", "fields", "field", "name", "parameters", "op", "before",
-        "after", "source", "snapshot", "connector", "table", "db", "schema", "txId", "type", "id",
-    },
-    "dataworks": {
-        "sequenceId", "scn", "eventTime", "dataColumn", "name", "type", "primaryKey", "op", "tableName",
-        "dbName", "schemaName", "before", "after", "timestamp", "text",
-    },
-    "qlik": {
-        "changeMask", "columnMask", "changeSequence", "timestamp", "streamPosition", "transactionId",
-        "ordinal", "scale", "precision", "primaryKeyPosition", "tableVersion", "schemaId",
-        "messageSchemaId", "externalSchemaId", "operation", "type", "table", "schema", "tableColumns",
-        "data", "beforeData", "magic",
-    },
-}  # fmt: skip
-MASK_FIELDS = {"changeMask", "columnMask"}
+from cdc_tools.generators import traffic_module
+
 ODD_VALUES: list[Any] = [
     None, "", " ", "abc", "-1", "0", "9" * 40, str(2**31 - 1), str(2**63), "1e400", "0x", "G1", "1.5",
     "-0", "99999-12-31 23:59:59", "0000-00-00", "\u0000", "%s%n'\"; --", -1, 0, 2**31 - 1, 2**31, 2**63,
@@ -161,6 +142,14 @@ class Mutator:
     huge: int = 1_000_000
     deep: int = 2_000
     moderate: int = 10_000  # the size of the many huge-ish values; `huge` ones are few and costly
+    parsed_fields: frozenset[str] = field(init=False)  # the producer's, from its generator module
+    mask_fields: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        module = traffic_module(self.producer)
+        if module is None:
+            raise ValueError(f"{self.producer} has no generator module (cdc_tools/generators/__init__.py)")
+        self.parsed_fields, self.mask_fields = module.PARSED_FIELDS, module.MASK_FIELDS
 
     OPERATORS = (
         "replace", "replace", "replace", "delete", "duplicate_key", "deep", "huge", "array", "array",
@@ -190,13 +179,13 @@ class Mutator:
         candidates = [(p, v) for p, v in paths(root) if p and (want is None or isinstance(v, want))]
         if not candidates:
             return (), root
-        interesting = [(p, v) for p, v in candidates if _last_key(p) in INTERESTING[self.producer]]
+        interesting = [(p, v) for p, v in candidates if _last_key(p) in self.parsed_fields]
         if interesting and self.rng.random() < 0.7:
             return self.rng.choice(interesting)
         return self.rng.choice(candidates)
 
     def _odd_value(self, key: str | None) -> Any:
-        if key in MASK_FIELDS and self.rng.random() < 0.5:
+        if key in self.mask_fields and self.rng.random() < 0.5:
             digits = self.rng.choice([self.moderate, 64, 300])
             return self.rng.choice(["F" * digits, "1" + "0" * digits, "G" * 3, "0" * digits])
         return self.rng.choice(ODD_VALUES)
@@ -237,7 +226,7 @@ class Mutator:
             return replace_at(root, path, {**value, "k" * size: value[name]})
         if isinstance(value, int | float) and not isinstance(value, bool):
             return replace_at(root, path, Raw("9" * size))
-        if key in MASK_FIELDS:
+        if key in self.mask_fields:
             return replace_at(root, path, "F" * size)
         return replace_at(root, path, self.rng.choice(["x", "é", "0"]) * size)
 
@@ -277,11 +266,23 @@ class Mutator:
             ("deep_message", "[" * self.deep + text + "]" * self.deep),
             ("deep_value", dumps(replace_at(root, self._pick(root)[0], deep))),
         ]
-        for mask in sorted(MASK_FIELDS):
-            place = next((p for p, _ in paths(root) if _last_key(p) == mask and p[-1] != EMBEDDED), None)
+        places = self._mask_places(root)
+        for mask in sorted(self.mask_fields):
+            place = next((p for p, _ in places if _last_key(p) == mask), None)
             if place is not None:
                 found.append((f"huge_{mask}", dumps(replace_at(root, place, "F" * self.huge))))
         return [(name, value.encode("utf-8")) for name, value in found]
+
+    def has_mask(self, text: str) -> bool:
+        """Whether the message carries a mask that is not empty (its specials make it huge)."""
+        try:
+            root = json.loads(text)
+        except ValueError:
+            return False
+        return any(value for _, value in self._mask_places(root))
+
+    def _mask_places(self, root: Any) -> list[tuple[tuple, Any]]:
+        return [(p, v) for p, v in paths(root) if _last_key(p) in self.mask_fields and p[-1] != EMBEDDED]
 
     def _huge_key(self, root: Any) -> Any:
         objects = [(p, v) for p, v in paths(root) if isinstance(v, dict) and v]

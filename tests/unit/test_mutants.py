@@ -1,13 +1,21 @@
-"""The seeded mutator of the hostile-input test (tests/helpers/mutants.py), without Spark."""
+"""The seeded mutator of the hostile-input test (tests/helpers/mutants.py), and what each
+producer's generator module gives that test (cdc_tools/generators/__init__.py), without Spark."""
 
 from __future__ import annotations
 
+import csv
 import json
 import random
+from pathlib import Path
 
 import pytest
 
+from cdc_tools.generators import generated_producers, traffic_module
+from tests.helpers.hostile_run import SOURCE, fresh_identity, generate, valid_messages
 from tests.helpers.mutants import Dup, Mutator, Raw, dumps, paths, replace_at
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = "seeds/cdc_declared_columns.csv"
 
 QLIK = json.dumps(
     {
@@ -56,3 +64,27 @@ def test_specials_are_the_largest_and_deepest() -> None:
     assert set(specials) >= {"huge_value", "huge_key", "deep_message", "deep_value", "huge_changeMask"}
     assert b'"changeMask":"' + b"F" * 100_000 + b'"' in specials["huge_changeMask"]
     assert specials["deep_message"].startswith(b"[" * 2_000)
+
+
+# -- what each producer's generator module gives the hostile-input run -------------------------
+def _table_ids(producer: str, namespace: str, keep_declared: bool = False) -> set[str]:
+    traffic = traffic_module(producer).generate_named(12, 1, 2, namespace, keep_declared=keep_declared)
+    return set(traffic.expected_current)
+
+
+@pytest.mark.parametrize("producer", generated_producers())
+def test_named_traffic_carries_its_namespace_and_shares_no_table(producer: str) -> None:
+    declared = {row["table_id"] for row in csv.DictReader((ROOT / SEEDS).open(encoding="utf-8"))}
+    clean, hostile = _table_ids(producer, "clean"), _table_ids(producer, "hostile", keep_declared=True)
+    assert clean and all("clean" in t.lower() for t in clean), clean
+    assert all("hostile" in t.lower() or t in declared for t in hostile), hostile
+    assert not clean & hostile
+
+
+@pytest.mark.parametrize("producer", generated_producers())
+def test_fresh_identity_makes_messages_new_ones(producer: str, tmp_path: Path) -> None:
+    generate(producer, SOURCE, tmp_path, 12)
+    texts = [v for _, v in valid_messages(producer, tmp_path) if v is not None]
+    renewed = [t for t in texts if fresh_identity(producer, t, 1) != json.dumps(json.loads(t))]
+    assert renewed, "fresh_identity reaches no message: is message_body right?"
+    assert all(fresh_identity(producer, t, 1) != fresh_identity(producer, t, 2) for t in renewed)
