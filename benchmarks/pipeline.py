@@ -502,7 +502,7 @@ def report(runs: list[Run], host: dict[str, str], ces_large_every: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, required=True, help="N: messages across the four producers")
+    parser.add_argument("--messages", type=int, required=True, help="N: messages across the producers")
     parser.add_argument("--scale", type=int, default=None, help="a second run at SCALE × N (e.g. 10)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to work (default: a new /tmp dir)")
     parser.add_argument("--keep", action="store_true", help="keep generated files and lakehouses")
