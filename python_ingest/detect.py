@@ -11,10 +11,11 @@ quarantine, never dropped.
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from python_ingest.containers import ENCODING_HEADER, INGEST_ERROR_HEADER, RawMessage
-from python_ingest.producers import registry
+from python_ingest.producers import Detector, registry
 
 UNKNOWN = "unknown"
 
@@ -29,12 +30,23 @@ def _object(text: str | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+@cache
+def _detectors() -> tuple[tuple[str, Detector], ...]:
+    """(name, matches) of each producer that has a detector, in registry order: looked up
+    once per process, not once per message."""
+    return tuple((p.name, matches) for p in registry() if (matches := p.matches) is not None)
+
+
+@cache
+def _tombstone_format() -> str:
+    return next((p.name for p in registry() if p.tombstones), UNKNOWN)
+
+
 def detect_shape(value: dict[str, Any]) -> str:
     """The producer format of a parsed message value (a JSON object)."""
-    for producer in registry():
-        matches = producer.matches
-        if matches is not None and matches(value):
-            return producer.name
+    for name, matches in _detectors():
+        if matches(value):
+            return name
     return UNKNOWN
 
 
@@ -48,7 +60,7 @@ def detect_format(message: RawMessage) -> str:
     if message.message_value is None:
         if message.message_key is None:
             return UNKNOWN
-        return next((p.name for p in registry() if p.tombstones), UNKNOWN)
+        return _tombstone_format()
     value = _object(message.message_value)
     if value is None:
         return UNKNOWN
