@@ -78,11 +78,17 @@ def land(spark) -> Callable[..., CommandResult]:
 
 @pytest.fixture(scope="session")
 def dbt(spark) -> Callable[..., object]:
-    """Run a dbt command in-process against the test lakehouse; fails the test if dbt fails."""
+    """Run a dbt command in-process against the test lakehouse; fails the test if dbt fails.
+    A `build` leaves the dbt unit tests out unless asked for them (`unit_tests=True`): they check
+    SQL against fixed inputs, so one run per suite (tests/e2e/test_dbt_project.py) is enough,
+    and each costs a Spark query per build."""
     from dbt.cli.main import dbtRunner
 
-    def run(*args: str, expect_success: bool = True):
+    def run(*args: str, expect_success: bool = True, unit_tests: bool = False):
         project = [] if "--project-dir" in args else ["--project-dir", str(ROOT)]
+        resource_types = {"--resource-type", "--exclude-resource-type", "--select", "-s"}
+        if args and args[0] == "build" and not unit_tests and not resource_types.intersection(args):
+            args = (*args, "--exclude-resource-type", "unit_test")
         result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
         if expect_success and not result.success:
             failures = [

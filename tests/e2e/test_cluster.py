@@ -55,7 +55,9 @@ def pipeline(target: str, work: Path) -> list[list[str]]:
             land += ["--source", f"auto:{container}:{directory}"]
     return [
         land,
-        [DBT, "build", "--target", target, "--target-path", str(work / "target"), "--log-path", str(work)],
+        # The dbt unit tests run once per suite (tests/e2e/test_dbt_project.py), not per target.
+        [DBT, "build", "--exclude-resource-type", "unit_test", "--target", target]
+        + ["--target-path", str(work / "target"), "--log-path", str(work)],
     ]
 
 

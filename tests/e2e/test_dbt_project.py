@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from python_ingest.bronze import BRONZE_FORMATS
 
@@ -32,7 +33,12 @@ def built(spark, land, dbt, tmp_path_factory):
     extra = tmp_path_factory.mktemp("bad") / "bad.jsonl"
     extra.write_bytes(b"{\"ok\": 1}\n[1, 2]\n{'single': 'quotes'}\nplain text\n\xff\xfe\n")
     assert land("--format", "dataworks", "--container", "jsonl", extra).exit_code == 0
-    dbt("build")
+    # The suite's one run of the dbt unit tests (other modules' builds leave them out).
+    result = dbt("build", unit_tests=True)
+    unit_tests = [r for r in result.result.results if r.node.resource_type == "unit_test"]
+    files = ROOT.glob("models/**/*unit_tests.yml")
+    declared = sum(len(yaml.safe_load(f.read_text(encoding="utf-8"))["unit_tests"]) for f in files)
+    assert len(unit_tests) == declared and all(str(r.status) == "pass" for r in unit_tests), unit_tests
     return extra
 
 

@@ -33,6 +33,8 @@ from tests.helpers.processes import Watch
 from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
+# The dbt unit tests run once per suite (tests/e2e/test_dbt_project.py), not in every build here.
+BUILD = ("dbt", "build", "--exclude-resource-type", "unit_test")
 
 
 def free_port() -> int:
@@ -143,7 +145,7 @@ def test_a_build_and_a_land_watch_run_side_by_side_and_a_second_build_is_refused
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     watch = Watch(lakehouse.path, [f"qlik:jsonl:{inbox}"], interval=1, chunk_size=50_000)
-    build = lakehouse.start("dbt", "build")
+    build = lakehouse.start(*BUILD)
     lock = lakehouse.path / "services" / "build.json"
     deadline = time.monotonic() + 300
     while not lock.is_file() and time.monotonic() < deadline:
@@ -151,7 +153,7 @@ def test_a_build_and_a_land_watch_run_side_by_side_and_a_second_build_is_refused
     assert lock.is_file(), "the build never took the build lock"
 
     second_started = time.monotonic()
-    code, second = lakehouse.run("dbt", "build")
+    code, second = lakehouse.run(*BUILD)
     refused_after = time.monotonic() - second_started
     # Files arrive in the watched inbox while the build runs; the watch lands them.
     shutil.copytree(traffic / "qlik", inbox / "qlik")
@@ -175,7 +177,7 @@ def test_a_build_and_a_land_watch_run_side_by_side_and_a_second_build_is_refused
     assert "Traceback" not in second and "Traceback" not in landed
 
     # The next build takes the messages landed meanwhile: every one of them has its outcome.
-    code, output = lakehouse.run("dbt", "build")
+    code, output = lakehouse.run(*BUILD)
     assert code == 0, output[-3000:]
     [row] = query(
         lakehouse.path,
@@ -202,7 +204,7 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
     current = "select count(*) from gold.cdc_current"
     [(before,)] = lakehouse.sql(current)
     assert before > 0
-    build = lakehouse.start("dbt", "build")
+    build = lakehouse.start(*BUILD)
     land = lakehouse.start("land", "--format", "ces", "--container", "jsonl", str(traffic / "ces"))
     answered = 0
     while build.poll() is None or land.poll() is None:
@@ -221,7 +223,7 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
         "land", "--format", "debezium", "--container", "kcat", traffic / "debezium" / "kcat"
     )
     assert code == 0, output
-    code, output = lakehouse.run("dbt", "build", "--target", "thrift", "--exclude", "tag:python")
+    code, output = lakehouse.run(*BUILD, "--target", "thrift", "--exclude", "tag:python")
     assert code == 0, output[-3000:]
     outcomes = (
         "select outcome, count(*) from silver.cdc_message_outcomes "
@@ -231,7 +233,7 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
 
     # ... which the next local build decodes; and a query started after that build committed,
     # in the endpoint that has answered all along, sees it (no stale catalog cache).
-    code, output = lakehouse.run("dbt", "build")
+    code, output = lakehouse.run(*BUILD)
     assert code == 0, output[-3000:]
     assert "pending" not in dict(lakehouse.sql(outcomes))
     [(after,)] = lakehouse.sql(current)
