@@ -55,7 +55,9 @@ class SparkEmbeddedCredentials(SparkCredentials):
         return ADAPTER_TYPE
 
     def _connection_keys(self) -> tuple[str, ...]:
-        return (*super()._connection_keys(), "lakehouse_dir", "iceberg_jar")
+        # `method` too: macros read `target.method` (session: Spark runs in this process, and
+        # the adapter can read Iceberg's API directly), and dbt-spark's keys leave it out.
+        return (*super()._connection_keys(), "method", "lakehouse_dir", "iceberg_jar")
 
 
 class SparkEmbeddedConnectionManager(SparkConnectionManager):
