@@ -22,6 +22,10 @@ fi
 command -v java >/dev/null 2>&1 || die "Java 17 is required for Spark (no 'java' on PATH)."
 java_major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
 [ "${java_major:-0}" -ge 17 ] || die "Java 17 is required for Spark (found version ${java_major:-unknown})."
+# A JDK, not only a runtime: set-up compiles the lakehouse's own SQL functions (adapters/dbt-spark-embedded,
+# functions.py).
+command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] ||
+  die "A Java 17 JDK is required: set-up compiles the lakehouse's SQL functions with javac (none found)."
 
 # pip, quiet; drop the warnings some machines' pip configuration prints for
 # local package folders that do not exist.
@@ -33,7 +37,7 @@ pip_install() {
 
 stamp_source() {
   cat requirements.txt
-  find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' \) \
+  find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' -o -name '*.java' \) \
     -not -path '*/build/*' -not -path '*.egg-info*' | LC_ALL=C sort | xargs cat
 }
 want=$(stamp_source | sha256sum | cut -d' ' -f1)

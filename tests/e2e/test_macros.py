@@ -336,6 +336,41 @@ def test_json_shape_tells_deep_json_from_what_is_not_json_in_linear_time(spark, 
     }
 
 
+def test_cdc_is_json_object_accepts_one_strict_json_object_only(spark, dbt) -> None:
+    """The lakehouse function behind int_bronze__batch_profiles' not_json_object (its Java source:
+    adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/IsJsonObject.java)."""
+    spark.sql(compile_inline(dbt, "{{ create_cdc_functions() }}"))
+    texts = {
+        "object": ('{"a": [1, {"b": null}], "c": "x\\u00e9", "d": -1.5e3}', True),
+        "whitespace_around": (' \n {"a": 1} \r\n\t', True),
+        "empty_object": ("{}", True),
+        "repeated_keys": ('{"a": 1, "a": 2}', True),
+        "an_array": ("[1, 2]", False),
+        "a_string": ('"text"', False),
+        "single_quotes": ("{'a': 1}", False),
+        "unquoted_name": ("{a: 1}", False),
+        "nan": ('{"a": NaN}', False),
+        "leading_zero": ('{"a": 01}', False),
+        "trailing_comma": ('{"a": 1,}', False),
+        "comment": ('{"a": 1 /* no */}', False),
+        "trailing_text": ('{"a": 1} x', False),
+        "two_objects": ('{"a": 1} {"b": 2}', False),
+        "cut_short": ('{"a": [1, 2', False),
+        "control_character": ('{"a": "\u0001"}', False),
+        "plain_text": ("plain text", False),
+        "empty": ("", False),
+        "deep_999": ('{"a": ' + "[" * 998 + "]" * 998 + "}", True),
+        "deep_5000": ('{"a": ' + "[" * 5_000 + "]" * 5_000 + "}", False),
+        "long_number": ('{"a": ' + "9" * 5_000 + "}", False),
+    }
+    rows = [(name, text) for name, (text, _) in texts.items()]
+    spark.createDataFrame(rows, "name string, text string").createOrReplaceTempView("json_texts")
+    checked = spark.sql("select name, cdc_is_json_object(text) as ok from json_texts").collect()
+    found = {r.name: r.ok for r in checked}
+    assert found == {name: ok for name, (_, ok) in texts.items()}
+    assert spark.sql("select cdc_is_json_object(cast(null as string))").first()[0] is None
+
+
 def test_time_conversions_of_message_values_never_overflow(spark, dbt) -> None:
     """timestamp_millis / timestamp_micros throw on overflow even with ANSI mode off: the macros
     give null beyond the years 1 to 9999, and calendar_timestamp keeps only those years."""

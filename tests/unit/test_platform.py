@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
 from dbt.adapters.spark_embedded import jars
+from dbt.adapters.spark_embedded.functions import functions_jar
 from dbt.adapters.spark_embedded.impl import is_iceberg_information
+from dbt.adapters.spark_embedded.jars import CACHE_ENV
 from dbt.adapters.spark_embedded.lakehouse import (
     ICEBERG_JAR_ENV,
     LakehouseConfigError,
@@ -59,7 +62,22 @@ def test_jar_override_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     jar.write_bytes(b"PK")
     monkeypatch.setenv(ICEBERG_JAR_ENV, str(jar))
     params = spark_parameters({"spark.jars": "/opt/extra.jar"})
-    assert params["spark.jars"] == f"/opt/extra.jar,{jar}"
+    assert params["spark.jars"] == f"/opt/extra.jar,{jar},{functions_jar()}"
+
+
+def test_the_functions_jar_is_built_once_from_the_java_sources(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The lakehouse's SQL functions (adapters/dbt-spark-embedded, functions.py): compiled on
+    first use into the jar cache, named by the sources' hash, then only found."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    jar = Path(functions_jar())
+    assert jar.parent == tmp_path / "functions" and jar.name.startswith("cdc-functions-")
+    with zipfile.ZipFile(jar) as archive:
+        assert "cdc/lakehouse/functions/IsJsonObject.class" in archive.namelist()
+    built = jar.stat().st_mtime_ns
+    assert functions_jar() == str(jar) and jar.stat().st_mtime_ns == built
+    assert list(jar.parent.iterdir()) == [jar]  # no part file left behind
 
 
 def test_jar_override_that_is_not_a_file_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,8 @@ plain values and are derived here instead:
 
 * the Iceberg runtime jar, resolved by Maven coordinate at set-up into the jar
   cache (:mod:`dbt.adapters.spark_embedded.jars`); ``iceberg_jar`` /
-  ``CDC_ICEBERG_JAR`` overrides it;
+  ``CDC_ICEBERG_JAR`` overrides it; and the jar of the lakehouse's own SQL
+  functions, compiled into that cache (:mod:`dbt.adapters.spark_embedded.functions`);
 * absolute paths under one lakehouse directory, so that every process (dbt,
   python_ingest, tests) started from anywhere sees the same lakehouse: the
   warehouse, and the lakehouse directory itself (``spark.cdc.lakehouseDir``),
@@ -29,6 +30,7 @@ import os
 import sys
 from collections.abc import Mapping
 
+from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, jar_paths
 from dbt.adapters.spark_embedded.services import LAKEHOUSE_CONF, LOG4J_CONFIG
 
@@ -79,15 +81,19 @@ def spark_parameters(
     """The complete Spark settings: the profile's, plus the derived ones.
 
     Settings written in the profile win over derived ones, except that the
-    Iceberg jar is appended to any ``spark.jars`` the profile lists.
+    Iceberg jar and the functions' jar are appended to any ``spark.jars`` the profile lists.
     """
     params = {str(k): str(v) for k, v in server_side_parameters.items()}
     derived = lakehouse_parameters(lakehouse_dir) if lakehouse_dir else {}
     for key, value in derived.items():
         params.setdefault(key, value)
     extra_jars = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
-    jar_path = iceberg_jar(jar)
-    if jar_path not in extra_jars:
-        extra_jars.append(jar_path)
+    try:
+        functions = functions_jar()
+    except FunctionsJarError as exc:
+        raise LakehouseConfigError(str(exc)) from exc
+    for jar_path in (iceberg_jar(jar), functions):
+        if jar_path not in extra_jars:
+            extra_jars.append(jar_path)
     params["spark.jars"] = ",".join(extra_jars)
     return params
