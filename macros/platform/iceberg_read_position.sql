@@ -10,11 +10,15 @@
       The read position of `relation` now, as text `<snapshot id>:<sequence
       number>`: its current snapshot and that snapshot's sequence number,
       which no data file committed so far exceeds and every later commit
-      does. '' on an empty table. Read from the table's newest metadata
-      log entry, so no manifest is read.
+      does. '' on an empty table. A session target reads it through
+      Iceberg's API (adapter iceberg_table_facts); another, from the table's
+      newest metadata log entry, so no manifest is read.
     -#}
     {%- if not execute -%}
         {{ return('') }}
+    {%- endif -%}
+    {%- if target.method == 'session' -%}
+        {{ return(adapter.iceberg_table_facts(relation | string).position) }}
     {%- endif -%}
     {%- set rows = run_query(
         "select cast(latest_snapshot_id as string), cast(latest_sequence_number as string)"
@@ -53,6 +57,10 @@
         {{ return(-1) }}
     {%- endif -%}
     {%- set snapshot_id, sequence_number = position.split(':') -%}
+    {%- if target.method == 'session' -%}
+        {%- set known = adapter.iceberg_table_facts(relation | string, snapshot_id | int).has_snapshot -%}
+        {{ return((sequence_number | int) if known else -1) }}
+    {%- endif -%}
     {%- set known = run_query(
         'select count(*) from ' ~ relation ~ '.snapshots where snapshot_id = ' ~ (snapshot_id | int)
     ).rows[0][0] -%}
@@ -137,7 +145,13 @@
     {%- if model_is_idle() -%}
         {{ return({'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true}) }}
     {%- endif -%}
-    {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
+    {%- set position = none -%}
+    {%- if is_incremental() and target.method == 'session' -%}
+        {#- The model's own properties through Iceberg's API (adapter iceberg_table_facts): no query. -#}
+        {%- set position = adapter.iceberg_table_facts(this | string).properties.get(read_position_property(upstream)) -%}
+    {%- elif is_incremental() -%}
+        {%- set position = iceberg_table_property(this, read_position_property(upstream)) -%}
+    {%- endif -%}
     {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}
 {%- endmacro %}
 

@@ -104,25 +104,49 @@ class SparkEmbeddedAdapter(SparkAdapter):
         query: no Spark job, a few milliseconds a table (the `snapshots` metadata table takes
         a Spark query each).
         A table that is missing or not Iceberg raises, naming it."""
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
         commits: dict[str, int | None] = {}
         for name in tables:
-            try:
-                # The table as Spark resolves it for a query (Iceberg's SparkTable), from the
-                # analyzed plan: no job runs. (The session catalog object itself can be Spark's
-                # V2SessionCatalog, which hands out V1Tables.)
-                plan = spark.table(name)._jdf.queryExecution().analyzed()
-                table = plan.collectLeaves().head().table().table()
-            except Exception as exc:  # py4j errors carry the JVM's message
-                raise DbtRuntimeError(f"{name}: not an Iceberg table this session can load ({exc})") from exc
+            table = self._iceberg_table(name)
             snapshot = table.currentSnapshot()
             while snapshot is not None and snapshot.operation() in skipped_operations:
                 parent = snapshot.parentId()
                 snapshot = table.snapshot(parent) if parent is not None else None
             commits[name] = snapshot.timestampMillis() if snapshot is not None else None
         return commits
+
+    @available
+    def iceberg_table_facts(self, name: str, snapshot_id: int | None = None) -> dict[str, Any]:
+        """What the read-position macros (macros/platform/iceberg_read_position.sql) ask of
+        Iceberg table ``name``, through Iceberg's API as ``iceberg_last_commits`` reads it:
+        ``properties`` (its table properties), ``position`` (``<current snapshot id>:<the
+        metadata's last sequence number>``, as the newest `metadata_log_entries` row has them;
+        '' for a table without a snapshot) and, with ``snapshot_id``, ``has_snapshot``: whether
+        that snapshot is still in the table's history."""
+        table = self._iceberg_table(name)
+        snapshot = table.currentSnapshot()
+        last_sequence = table.operations().current().lastSequenceNumber()
+        facts: dict[str, Any] = {
+            "properties": dict(table.properties()),
+            "position": f"{snapshot.snapshotId()}:{last_sequence}" if snapshot is not None else "",
+        }
+        if snapshot_id is not None:
+            facts["has_snapshot"] = table.snapshot(int(snapshot_id)) is not None
+        return facts
+
+    @staticmethod
+    def _iceberg_table(name: str) -> Any:
+        """Iceberg's Table object of ``name`` as Spark resolves it for a query (its SparkTable),
+        from the analyzed plan: no job runs. (The session catalog object itself can be Spark's
+        V2SessionCatalog, which hands out V1Tables.) A table that is missing or not Iceberg
+        raises, naming it."""
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        try:
+            plan = spark.table(name)._jdf.queryExecution().analyzed()
+            return plan.collectLeaves().head().table().table()
+        except Exception as exc:  # py4j errors carry the JVM's message
+            raise DbtRuntimeError(f"{name}: not an Iceberg table this session can load ({exc})") from exc
 
     @property
     def default_python_submission_method(self) -> str:
