@@ -5,12 +5,6 @@
         unique_key=['key_hash', 'version_number'],
         merge_replace_by='key_hash',
         on_schema_change='fail',
-        tblproperties={
-            'format-version': '2',
-            'write.delete.mode': 'merge-on-read',
-            'write.update.mode': 'merge-on-read',
-            'write.merge.mode': 'merge-on-read',
-        },
         post_hook=[
             "{{ record_read_positions([ref('cdc_changes')]) }}",
             "{{ drop_merge_replacement(this) }}",
@@ -40,8 +34,8 @@
   place of the key's previous versions (merge_replace_by: versions a late
   change made obsolete are deleted), in one commit. Keys not touched are
   not read or rewritten; a run with no new change reads no change at all.
-  The table is merge-on-read, so a merge writes only the touched keys'
-  rows. After changing a table's settings, rebuild with `--full-refresh`.
+  The table is merge-on-read (the project's default, dbt_project.yml), so a
+  merge writes only the touched keys' rows. After changing a table's settings, rebuild with `--full-refresh`.
 -#}
 
 with
