@@ -17,7 +17,7 @@
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if target.method == 'session' -%}
+    {%- if in_session_target() -%}
         {{ return(adapter.iceberg_table_facts(relation | string).position) }}
     {%- endif -%}
     {%- set rows = run_query(
@@ -57,7 +57,7 @@
         {{ return(-1) }}
     {%- endif -%}
     {%- set snapshot_id, sequence_number = position.split(':') -%}
-    {%- if target.method == 'session' -%}
+    {%- if in_session_target() -%}
         {%- set known = adapter.iceberg_table_facts(relation | string, snapshot_id | int).has_snapshot -%}
         {{ return((sequence_number | int) if known else -1) }}
     {%- endif -%}
@@ -146,7 +146,7 @@
         {{ return({'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true}) }}
     {%- endif -%}
     {%- set position = none -%}
-    {%- if is_incremental() and target.method == 'session' -%}
+    {%- if is_incremental() and in_session_target() -%}
         {#- The model's own properties through Iceberg's API (adapter iceberg_table_facts): no query. -#}
         {%- set position = adapter.iceberg_table_facts(this | string).properties.get(read_position_property(upstream)) -%}
     {%- elif is_incremental() -%}

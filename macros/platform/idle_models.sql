@@ -129,7 +129,7 @@
       Iceberg's API through the adapter, a few milliseconds a table; another
       (thrift) asks the tables' `snapshots` metadata tables, in one query.
     -#}
-    {%- if target.method == 'session' -%}
+    {%- if in_session_target() -%}
         {{ return(adapter.iceberg_last_commits(tables, skipped_operations)) }}
     {%- endif -%}
     {%- set skipped = "'" ~ skipped_operations | join("', '") ~ "'" -%}
@@ -145,6 +145,16 @@
         {%- do commits.update({row[0]: row[1]}) -%}
     {%- endfor -%}
     {{ return(commits) }}
+{%- endmacro %}
+
+
+{% macro in_session_target() -%}
+    {#-
+      Whether the target runs Spark in the dbt process (method session: the
+      adapter can read Iceberg's API directly), not through a SQL endpoint
+      (thrift). False where there is no target (sqlfluff's lint).
+    -#}
+    {{ return(target is defined and target.method == 'session') }}
 {%- endmacro %}
 
 
