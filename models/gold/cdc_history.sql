@@ -35,7 +35,8 @@
   change made obsolete are deleted), in one commit. Keys not touched are
   not read or rewritten; a run with no new change reads no change at all.
   The table is merge-on-read (the project's default, dbt_project.yml), so a
-  merge writes only the touched keys' rows. After changing a table's settings, rebuild with `--full-refresh`.
+  merge writes only the touched keys' rows. After changing a table's
+  settings, rebuild with `--full-refresh`.
 -#}
 
 with
