@@ -93,6 +93,18 @@
 {%- endmacro %}
 
 
+{% macro iceberg_lower_bound_condition(column, lower_bound) -%}
+    {#-
+      The condition that keeps the rows whose timestamp `column` is at or
+      above `lower_bound` (text), or null: the new files' lower bound in the
+      column's statistics ignores nulls, and a row must not be lost for one.
+      Iceberg skips a data file whose values are all below the bound and that
+      holds no null in the column.
+    -#}
+    {{ return('(' ~ column ~ ' >= ' ~ timestamp_literal(lower_bound) ~ ' or ' ~ column ~ ' is null)') }}
+{%- endmacro %}
+
+
 {% macro iceberg_rows_after(relation, after_sequence, bound_column=none) -%}
     {#-
       The rows of `relation` stored in data files committed with a data
@@ -121,7 +133,7 @@
     {%- if new_files.count == 0 %}
     where false
     {%- elif new_files.lower_bound is not none %}
-    where rows_after.{{ bound_column }} >= {{ timestamp_literal(new_files.lower_bound) }}
+    where {{ iceberg_lower_bound_condition('rows_after.' ~ bound_column, new_files.lower_bound) }}
     {%- endif %}
     {%- endset -%}
     {{ return({'sql': sql, 'is_empty': new_files.count == 0}) }}

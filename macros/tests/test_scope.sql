@@ -227,7 +227,7 @@
     {%- if new_files.count == 0 -%}
         {{ return('false') }}
     {%- endif -%}
-    {%- set bound = bound_column ~ ' >= ' ~ timestamp_literal(new_files.lower_bound) ~ ' and '
+    {%- set bound = iceberg_lower_bound_condition(bound_column, new_files.lower_bound) ~ ' and '
         if bound_column and new_files.lower_bound is not none else '' -%}
     {{ return(bound ~ '_file in (select data_file.file_path from ' ~ relation ~ '.entries where ' ~ new_files.filter ~ ')') }}
 {%- endmacro %}

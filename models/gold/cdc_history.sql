@@ -68,28 +68,34 @@ truncates as (
 ),
 
 {% if is_incremental() -%}
-    {%- set new_rows = new_rows_of(ref('cdc_changes')) %}
+    {#- ingested_at bounds the new files' rows below, so Iceberg skips the older files. -#}
+    {%- set new_rows = new_rows_of(ref('cdc_changes'), 'ingested_at') %}
     new_changes as (
         {{ keyed_changes('(' ~ new_rows.sql ~ ')') }}
     ),
 
+    touched_keys as (
+        select distinct key_hash from new_changes
+        where operation <> 'truncate' and primary_key is not null
+    ),
+
+    truncated_tables as (
+        select distinct table_id from new_changes
+        where operation = 'truncate'
+    ),
+
     key_changes as (
         -- Every change of a key that has a new change, and of every key of a
-        -- table with a new truncate: one pass over silver. Nothing when no
+        -- table with a new truncate: one pass over silver, the few new keys
+        -- broadcast (a shuffle would move all of silver). Nothing when no
         -- silver change is new (`false`, folded away: Spark reads nothing).
-        select * from row_changes
+        select /*+ broadcast(touched_keys, truncated_tables) */ row_changes.*
+        from row_changes
+        left join touched_keys on row_changes.key_hash = touched_keys.key_hash
+        left join truncated_tables on row_changes.table_id = truncated_tables.table_id
         where
             {{ 'false' if new_rows.is_empty else 'true' }}
-            and (
-                row_changes.key_hash in (
-                    select new_changes.key_hash from new_changes
-                    where new_changes.operation <> 'truncate' and new_changes.primary_key is not null
-                )
-                or row_changes.table_id in (
-                    select new_changes.table_id from new_changes
-                    where new_changes.operation = 'truncate'
-                )
-            )
+            and (touched_keys.key_hash is not null or truncated_tables.table_id is not null)
     ),
 {%- else -%}
     key_changes as (
@@ -97,61 +103,51 @@ truncates as (
     ),
 {%- endif %}
 
-table_keys as (
+key_rows as (
     select
         key_hash,
         first(table_id) as table_id,
         first(primary_key) as primary_key,
-        min(sequence) as first_sequence
+        min(sequence) as first_sequence,
+        collect_list(struct(sequence, change_id, operation, commit_ts, transaction_id, before, after)) as changes
     from key_changes
     group by key_hash
 ),
 
-truncated_keys as (
-    -- A truncate reaches every key of its table seen before it; the fold skips
-    -- the keys that are not live at that point. The fold closes a live key
-    -- with its last image, so a truncate's images are not needed (and its
-    -- scan of silver then skips the image columns).
+table_truncates as (
+    -- The truncates of each table, one small list per table. A truncate
+    -- reaches every key of its table seen before it; the fold skips the keys
+    -- that are not live at that point. The fold closes a live key with its
+    -- last image, so a truncate's images are not needed (and its scan of
+    -- silver then skips the image columns).
     select
-        truncates.change_id,
-        truncates.table_id,
-        truncates.operation,
-        truncates.commit_ts,
-        truncates.sequence,
-        truncates.transaction_id,
-        cast(null as map<string, string>) as before,  -- noqa: LT01
-        cast(null as map<string, string>) as after,  -- noqa: LT01
-        table_keys.primary_key,
-        table_keys.key_hash
-    from truncates
-    inner join table_keys
-        on truncates.table_id = table_keys.table_id and truncates.sequence > table_keys.first_sequence
-),
-
-all_key_changes as (
-    select
-        change_id,
         table_id,
-        operation,
-        commit_ts,
-        sequence,
-        transaction_id,
-        before,
-        after,
-        primary_key,
-        key_hash
-    from key_changes
-    union all
-    select * from truncated_keys
+        collect_list(struct(
+            sequence,
+            change_id,
+            operation,
+            commit_ts,
+            transaction_id,
+            cast(null as map<string, string>) as before,  -- noqa: LT01
+            cast(null as map<string, string>) as after  -- noqa: LT01
+        )) as truncates
+    from truncates
+    group by table_id
 ),
 
 per_key as (
     select
-        key_hash,
-        first(table_id) as table_id,
-        first(primary_key) as primary_key,
+        key_rows.key_hash,
+        key_rows.table_id,
+        key_rows.primary_key,
         array_sort(
-            collect_list(struct(sequence, change_id, operation, commit_ts, transaction_id, before, after)),
+            concat(
+                key_rows.changes,
+                coalesce(
+                    filter(table_truncates.truncates, t -> t.sequence > key_rows.first_sequence),
+                    array()
+                )
+            ),
             (l, r) -> case
                 when coalesce(l.sequence, '') < coalesce(r.sequence, '') then -1
                 when coalesce(l.sequence, '') > coalesce(r.sequence, '') then 1
@@ -160,8 +156,8 @@ per_key as (
                 else 0
             end
         ) as changes
-    from all_key_changes
-    group by key_hash
+    from key_rows
+    left join table_truncates on key_rows.table_id = table_truncates.table_id
 ),
 
 folded as (

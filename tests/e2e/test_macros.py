@@ -115,7 +115,9 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     table = f"{scratch}.appended"
     spark.sql(f"create or replace table {table} (id int, staged_at timestamp) using iceberg")
     spark.sql(f"insert into {table} values (1, timestamp'2026-01-01 00:00:00')")
-    spark.sql(f"insert into {table} values (2, timestamp'2026-01-02 00:00:00'), (3, timestamp'2026-01-03')")
+    spark.sql(
+        f"insert into {table} values (2, timestamp'2026-01-02 00:00:00'), (3, timestamp'2026-01-03'), (4, null)"
+    )
     first, last = spark.sql(f"select min(sequence_number), max(sequence_number) from {table}.entries").first()
 
     def read(after: int, bound: str = "none") -> tuple[str, list[int]]:
@@ -129,11 +131,12 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     second_insert = spark.sql(f"select count(*) from {table}.files").first()[0] - 1  # the first wrote one
     assert compile_inline(dbt, files.replace(") }}", ").count }}")) == str(second_insert)
     assert compile_inline(dbt, files.replace(") }}", ").lower_bound }}")) == "2026-01-02 00:00:00"
-    assert read(-1)[1] == [1, 2, 3]
-    assert read(first)[1] == [2, 3]
+    assert read(-1)[1] == [1, 2, 3, 4]
+    assert read(first)[1] == [2, 3, 4]
     sql, ids = read(first, "'staged_at'")
-    assert ids == [2, 3]
-    assert "rows_after.staged_at >= timestamp'2026-01-02 00:00:00'" in sql  # Iceberg prunes the first file
+    assert ids == [2, 3, 4]  # a null in the bound column does not lose its row
+    # Iceberg prunes the first file: all its values are below the bound, and it holds no null.
+    assert "(rows_after.staged_at >= timestamp'2026-01-02 00:00:00' or rows_after.staged_at is null)" in sql
     sql, ids = read(last, "'staged_at'")
     assert ids == []
     assert "where false" in sql  # nothing new: the table is not read
