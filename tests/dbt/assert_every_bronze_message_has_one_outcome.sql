@@ -28,14 +28,19 @@
     anyway); a `dbt test` on its own checks everything. #}
 {%- set whole = whole or start is none or not bronze_read_positions(start) %}
 
-with
+{#- Nothing staged by this build: then Spark reads no table. #}
+{%- set nothing_staged = not whole and query_scalar(
+    'select count(*) from ' ~ ref('stg_bronze__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
+) == 0 %}
 
+{%- set landed_ctes -%}
 staged_in_scope as (
     select
         source_format,
         message_id,
         bronze_sequence_number
-    from {{ cdc_test_rows(ref('stg_bronze__messages')) }} as staged
+    {#- Whole (a `dbt test` on its own too): the table; scoped: the rows in scope (cdc_test_rows). #}
+    from {{ ref('stg_bronze__messages') if whole else cdc_test_rows(ref('stg_bronze__messages')) }} as staged
 ),
 
 staged_up_to as (
@@ -51,7 +56,8 @@ landed as (
         select distinct
             '{{ source_format }}' as source_format,
             landed.message_id
-        from {{ cdc_test_rows(source('bronze', 'raw_' ~ source_format)) }} as landed
+        {%- set bronze = source('bronze', 'raw_' ~ source_format) %}
+        from {{ bronze if whole else cdc_test_rows(bronze) }} as landed
         inner join {{ source('bronze', 'raw_' ~ source_format) }}.entries as files
             on landed._file = files.data_file.file_path
         inner join staged_up_to
@@ -61,7 +67,42 @@ landed as (
         where files.status <> 2
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
-),
+)
+{%- endset %}
+
+{#-
+  Scoped: the messages landed again (staged once, by an earlier build) are
+  looked up whole in staging and in the outcomes. They are usually few, so
+  they are found first and looked up by their keys: one pass over the
+  landed files instead of one per lookup, and no join over whole tables.
+  Beyond landed_again_limit of them, the lookups join instead.
+#}
+{%- set landed_again_limit = 5000 %}
+{%- set landed_again_keys = none %}
+{%- if execute and not whole and not nothing_staged %}
+    {%- set found = run_query(
+        'with ' ~ landed_ctes ~ ' select landed.source_format, landed.message_id from landed'
+        ~ ' left anti join staged_in_scope on ' ~ key_condition(message_key, 'landed', 'staged_in_scope')
+        ~ ' limit ' ~ (landed_again_limit + 1)
+    ).rows %}
+    {%- if found | length <= landed_again_limit %}
+        {%- set landed_again_keys = {} %}
+        {%- for row in found %}
+            {%- do landed_again_keys.setdefault(row[0], []).append(row[1]) %}
+        {%- endfor %}
+    {%- endif %}
+{%- endif %}
+{%- set landed_again_condition = [] %}
+{%- for source_format, message_ids in (landed_again_keys or {}).items() %}
+    {%- do landed_again_condition.append(
+        '(source_format = ' ~ grain_literals([source_format])
+        ~ ' and message_id in (' ~ grain_literals(message_ids) ~ '))'
+    ) %}
+{%- endfor %}
+
+with
+
+{{ landed_ctes }},
 
 {% if whole -%}
     staged as (
@@ -84,12 +125,14 @@ landed as (
       rows the producers' outcome tables wrote in this build (staged_at);
       those of messages landed again are looked up whole.
     #}
-    landed_again as (
-        select landed.*
-        from landed
-        left anti join staged_in_scope
-            on {{ key_condition(message_key, 'landed', 'staged_in_scope') }}
-    ),
+    {% if landed_again_keys is none -%}
+        landed_again as (
+            select landed.*
+            from landed
+            left anti join staged_in_scope
+                on {{ key_condition(message_key, 'landed', 'staged_in_scope') }}
+        ),
+    {%- endif %}
 
     staged as (
         select * from staged_in_scope
@@ -99,8 +142,12 @@ landed as (
             known.message_id,
             known.bronze_sequence_number
         from {{ ref('stg_bronze__messages') }} as known
-        left semi join landed_again
-            on {{ key_condition(message_key, 'known', 'landed_again') }}
+        {% if landed_again_keys is none -%}
+            left semi join landed_again
+                on {{ key_condition(message_key, 'known', 'landed_again') }}
+        {%- else -%}
+            where {{ landed_again_condition | join(' or ') or 'false' }}
+        {%- endif %}
     ),
 
     new_outcomes as (
@@ -131,8 +178,12 @@ landed as (
             outcome.source_format,
             outcome.message_id
         from {{ ref('cdc_message_outcomes') }} as outcome
-        left semi join landed_again
-            on {{ key_condition(message_key, 'outcome', 'landed_again') }}
+        {% if landed_again_keys is none -%}
+            left semi join landed_again
+                on {{ key_condition(message_key, 'outcome', 'landed_again') }}
+        {%- else -%}
+            where {{ landed_again_condition | join(' or ') or 'false' }}
+        {%- endif %}
     ),
 
     outcomes as (
@@ -167,11 +218,6 @@ final as (
     full outer join outcomes
         on {{ key_condition(message_key, 'landed_and_staged', 'outcomes') }}
 )
-
-{#- Nothing staged by this build: then Spark reads no table. #}
-{%- set nothing_staged = not whole and query_scalar(
-    'select count(*) from ' ~ ref('stg_bronze__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
-) == 0 %}
 
 select * from final
 where

@@ -159,6 +159,41 @@ def test_data_tests_read_what_the_last_build_added_unless_told_all(spark, dbt, b
     assert failures("--vars", "{cdc_test_scope: all}") == []
 
 
+def test_a_builds_accounting_test_checks_the_messages_landed_again(spark, dbt, built) -> None:
+    """A message landed again (a redelivery, staged by an earlier build) is looked up in staging
+    and in the outcomes of earlier builds: given a second outcome there, the build's scoped
+    accounting test (tests/dbt/assert_every_bronze_message_has_one_outcome.sql) fails. A
+    `dbt test` of it on its own then checks every message, whole."""
+    outcomes = "silver.int_ces__message_outcomes"
+    again = spark.sql(f"select message_id from {outcomes} order by message_id limit 1").first()[0]
+    # Another CES message, of another event: staging then reads and stages CES messages in the
+    # build, and the outcome of the message landed again is not decided again (its event is
+    # not regrouped).
+    other = spark.sql(
+        "select message_id from silver.int_ces__segments where event_key not in "
+        f"(select event_key from silver.int_ces__segments where message_id = '{again}') "
+        "order by message_id limit 1"
+    ).first()[0]
+
+    def copy(table: str, message_id: str, replaced: dict[str, str]) -> None:
+        names = spark.table(table).columns
+        columns = ", ".join(f"{replaced[c]} as {c}" if c in replaced else c for c in names)
+        spark.sql(f"insert into {table} select {columns} from {table} where message_id = '{message_id}'")
+
+    test = "assert_every_bronze_message_has_one_outcome"
+    copy(outcomes, again, {"detail": "'a second outcome'"})
+    try:
+        copy("bronze.raw_ces", again, {"ingested_at": "current_timestamp()"})  # landed again
+        new_id = {"message_id": "concat(message_id, '-new')", "ingested_at": "current_timestamp()"}
+        copy("bronze.raw_ces", other, new_id)
+        result = dbt("build", "-s", f"+{test}", "--exclude-resource-type", "unit_test", expect_success=False)
+        assert [r.failures for r in result.result.results if r.node.name == test] == [1]
+    finally:
+        spark.sql(f"delete from {outcomes} where detail = 'a second outcome'")
+    result = dbt("test", "-s", test)
+    assert [str(r.status) for r in result.result.results if r.node.name == test] == ["pass"]
+
+
 def test_relations_are_iceberg_and_python_model_ran_in_session(spark, built) -> None:
     for table in ("silver.stg_bronze__messages", "silver.int_bronze__batch_profiles"):
         assert spark.sql(f"select * from {table}.snapshots").count() >= 1
