@@ -99,6 +99,14 @@ landed as (
         ~ ' and message_id in (' ~ grain_literals(message_ids) ~ '))'
     ) %}
 {%- endfor %}
+{#- How staging and the outcomes (alias looked_up) are read for the messages landed again. #}
+{%- set landed_again_lookup -%}
+    {%- if landed_again_keys is none -%}
+        left semi join landed_again on {{ key_condition(message_key, 'looked_up', 'landed_again') }}
+    {%- else -%}
+        where {{ landed_again_condition | join(' or ') or 'false' }}
+    {%- endif -%}
+{%- endset %}
 
 with
 
@@ -138,16 +146,11 @@ with
         select * from staged_in_scope
         union all
         select
-            known.source_format,
-            known.message_id,
-            known.bronze_sequence_number
-        from {{ ref('stg_bronze__messages') }} as known
-        {% if landed_again_keys is none -%}
-            left semi join landed_again
-                on {{ key_condition(message_key, 'known', 'landed_again') }}
-        {%- else -%}
-            where {{ landed_again_condition | join(' or ') or 'false' }}
-        {%- endif %}
+            looked_up.source_format,
+            looked_up.message_id,
+            looked_up.bronze_sequence_number
+        from {{ ref('stg_bronze__messages') }} as looked_up
+        {{ landed_again_lookup }}
     ),
 
     new_outcomes as (
@@ -175,15 +178,10 @@ with
             on {{ key_condition(message_key, 'new_outcomes', 'staged_in_scope') }}
         union all
         select
-            outcome.source_format,
-            outcome.message_id
-        from {{ ref('cdc_message_outcomes') }} as outcome
-        {% if landed_again_keys is none -%}
-            left semi join landed_again
-                on {{ key_condition(message_key, 'outcome', 'landed_again') }}
-        {%- else -%}
-            where {{ landed_again_condition | join(' or ') or 'false' }}
-        {%- endif %}
+            looked_up.source_format,
+            looked_up.message_id
+        from {{ ref('cdc_message_outcomes') }} as looked_up
+        {{ landed_again_lookup }}
     ),
 
     outcomes as (

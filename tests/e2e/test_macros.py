@@ -115,9 +115,8 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     table = f"{scratch}.appended"
     spark.sql(f"create or replace table {table} (id int, staged_at timestamp) using iceberg")
     spark.sql(f"insert into {table} values (1, timestamp'2026-01-01 00:00:00')")
-    spark.sql(
-        f"insert into {table} values (2, timestamp'2026-01-02 00:00:00'), (3, timestamp'2026-01-03'), (4, null)"
-    )
+    later = "(2, timestamp'2026-01-02 00:00:00'), (3, timestamp'2026-01-03'), (4, null)"
+    spark.sql(f"insert into {table} values {later}")
     first, last = spark.sql(f"select min(sequence_number), max(sequence_number) from {table}.entries").first()
 
     def read(after: int, bound: str = "none") -> tuple[str, list[int]]:
