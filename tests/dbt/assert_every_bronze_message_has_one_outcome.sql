@@ -58,7 +58,7 @@ landed as (
             landed.message_id
         {%- set bronze = source('bronze', 'raw_' ~ source_format) %}
         from {{ bronze if whole else cdc_test_rows(bronze) }} as landed
-        inner join {{ source('bronze', 'raw_' ~ source_format) }}.entries as files
+        inner join {{ bronze }}.entries as files
             on landed._file = files.data_file.file_path
         inner join staged_up_to
             on
@@ -67,6 +67,14 @@ landed as (
         where files.status <> 2
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
+),
+
+landed_again as (
+    -- Landed but not staged in scope: in a scoped build, redeliveries staged by an earlier one.
+    select landed.*
+    from landed
+    left anti join staged_in_scope
+        on {{ key_condition(message_key, 'landed', 'staged_in_scope') }}
 )
 {%- endset %}
 
@@ -81,9 +89,7 @@ landed as (
 {%- set landed_again_keys = none %}
 {%- if execute and not whole and not nothing_staged %}
     {%- set found = run_query(
-        'with ' ~ landed_ctes ~ ' select landed.source_format, landed.message_id from landed'
-        ~ ' left anti join staged_in_scope on ' ~ key_condition(message_key, 'landed', 'staged_in_scope')
-        ~ ' limit ' ~ (landed_again_limit + 1)
+        'with ' ~ landed_ctes ~ ' select source_format, message_id from landed_again limit ' ~ (landed_again_limit + 1)
     ).rows %}
     {%- if found | length <= landed_again_limit %}
         {%- set landed_again_keys = {} %}
@@ -133,15 +139,6 @@ with
       rows the producers' outcome tables wrote in this build (staged_at);
       those of messages landed again are looked up whole.
     #}
-    {% if landed_again_keys is none -%}
-        landed_again as (
-            select landed.*
-            from landed
-            left anti join staged_in_scope
-                on {{ key_condition(message_key, 'landed', 'staged_in_scope') }}
-        ),
-    {%- endif %}
-
     staged as (
         select * from staged_in_scope
         union all
