@@ -3,6 +3,15 @@
         materialized='incremental',
         incremental_strategy='append',
         on_schema_change='fail',
+        partition_by=['source_format'],
+        tblproperties={
+            'format-version': '2',
+            'write.delete.mode': 'merge-on-read',
+            'write.update.mode': 'merge-on-read',
+            'write.merge.mode': 'merge-on-read',
+            'write.spark.fanout.enabled': 'true',
+            'write.distribution-mode': 'none',
+        },
     )
 }}
 
@@ -12,6 +21,16 @@
   append-only Iceberg tables, so an incremental run reads only the data files
   committed after the newest one it already read (by Iceberg data sequence
   number, which orders commits exactly, however landing runs overlap).
+
+  Partitioned by source_format: each staging model reads one format's
+  messages (`source_format = '<format>'`), so Iceberg prunes the other
+  formats' files instead of every staging model reading and decompressing
+  every message. The deduplication has already distributed the rows by
+  (source_format, message_id), so the table's writes skip Iceberg's
+  own shuffle by partition (`write.distribution-mode` none) and keep one open
+  file per format in each task (`write.spark.fanout.enabled`). A model-level
+  `tblproperties` replaces the project's list (dbt_project.yml), so that list
+  is repeated here.
 -#}
 
 {#- One branch per bronze table: the registry's producers, then raw_unknown. -#}
