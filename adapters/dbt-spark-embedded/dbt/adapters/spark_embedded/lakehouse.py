@@ -32,7 +32,7 @@ from collections.abc import Mapping
 
 from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, jar_paths
-from dbt.adapters.spark_embedded.services import LAKEHOUSE_CONF, LOG4J_CONFIG
+from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
 
@@ -65,8 +65,12 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
     return {
         "spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
         LAKEHOUSE_CONF: root,
-        # Spark logs errors only (its default prints start-up warnings into dbt's output).
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        # Spark logs errors only (its default prints start-up warnings into dbt's output),
+        # and the driver JVM's compilers and collector suit a short-lived build
+        # (services.JVM_OPTIONS).
+        "spark.driver.extraJavaOptions": " ".join(
+            [f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", *JVM_OPTIONS]
+        ),
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.
         "spark.pyspark.python": sys.executable,

@@ -41,6 +41,26 @@ LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services 
 METASTORE_URIS = "spark.hadoop.hive.metastore.uris"
 METASTORE_SOURCE = Path(include_package.PACKAGE_PATH) / "services" / "LoopbackMetastore.java"
 LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
+
+# Just-in-time compilation and garbage collection of the JVMs the lakehouse
+# starts: the Spark driver (lakehouse.lakehouse_parameters) and the metastore
+# service (metastore_command), processes whose work is many short queries.
+# Every query is new code to the JVM (Spark generates classes per query), and
+# HotSpot's optimizing compiler (C2) compiled it at its default thresholds: in
+# one 1M-message full build on 2 cores it used 120 s of CPU beside 262 s of
+# Spark tasks, and 40 s in a 100k-message incremental build. Tenfold thresholds
+# leave short-lived code to the quick compiler (C1) and still optimize the loops
+# that run over millions of rows (C1 alone made the 1M build 30 % slower). The
+# parallel collector has no concurrent marking threads competing with the tasks
+# for the cores. Measured in docs/benchmarks.md, "The JVMs' compilers and
+# collector".
+JVM_OPTIONS = (
+    "-XX:Tier4InvocationThreshold=50000",
+    "-XX:Tier4MinInvocationThreshold=6000",
+    "-XX:Tier4CompileThreshold=150000",
+    "-XX:Tier4BackEdgeThreshold=400000",
+    "-XX:+UseParallelGC",
+)
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_SECONDS = 180
 
@@ -166,6 +186,7 @@ def metastore_command(
     return [
         java_executable(),
         "-Xmx768m",
+        *JVM_OPTIONS,
         "-cp",
         os.pathsep.join([*classpath, f"{spark_jars_dir()}/*"]),
         *(f"-D{key}={value}" for key, value in settings.items()),
