@@ -82,7 +82,7 @@ def open_cmdline(pid: int) -> str:
         words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return "?"
-    mains = [w.decode() for w in words if w.startswith(b"org.apache.") or w.endswith(b".java")]
+    mains = [w.decode() for w in words if w.startswith(b"org.apache.") or w == b"LoopbackMetastore"]
     return Path(mains[0]).name if mains else Path(words[0].decode() or "?").name
 
 
@@ -238,7 +238,7 @@ def test_every_listener_of_the_cluster_and_its_drivers_is_on_loopback(runs) -> N
     # Seen: PostgreSQL, the metastore, master, worker, executors, and the drivers (dbt, land).
     for expected in (
         "postgres",
-        "LoopbackMetastore.java",
+        "LoopbackMetastore",
         "org.apache.spark.deploy.master.Master",
         "org.apache.spark.deploy.worker.Worker",
         "org.apache.spark.executor.CoarseGrainedExecutorBackend",

@@ -1,4 +1,5 @@
-"""The lakehouse services' bookkeeping, without starting Java: the build lock, state files."""
+"""The lakehouse services' bookkeeping, without starting Java: the build lock, state files, the
+metastore service's command."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import os
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 from dbt.adapters.spark_embedded import services
+from dbt.adapters.spark_embedded.jars import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
@@ -52,6 +55,25 @@ def test_a_service_is_running_only_if_its_process_lives_and_its_port_answers(tmp
     state.write_text(json.dumps({"pid": os.getpid(), "port": 1}))
     assert services.read_state(state) is None  # alive, but nothing listens there
     assert services.stop(tmp_path / "nothing.json") is False
+
+
+def test_the_metastore_service_runs_from_its_jar_compiled_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """LoopbackMetastore.java is compiled into the jar cache (set-up, or the first start), and
+    the service's command runs the compiled class, not the source file (which the `java`
+    launcher would compile again at every start)."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    command = services.metastore_command({"hive.metastore.warehouse.dir": "/w"}, 9083, 5)
+    assert command[-3:] == ["LoopbackMetastore", "9083", "5"]
+    jar = Path(services.metastore_jar())
+    assert jar.parent == tmp_path / "metastore" and jar.name.startswith("cdc-metastore-")
+    assert command[command.index("-cp") + 1].split(os.pathsep)[0] == str(jar)
+    with zipfile.ZipFile(jar) as archive:
+        assert "LoopbackMetastore.class" in archive.namelist()
+    built = jar.stat().st_mtime_ns
+    services.metastore_command({})
+    assert jar.stat().st_mtime_ns == built and list(jar.parent.iterdir()) == [jar]
 
 
 def test_services_find_what_they_run_with() -> None:

@@ -11,6 +11,9 @@ few seconds once. :func:`dbt.adapters.spark_embedded.lakehouse.spark_parameters`
 
 The project registers each function per session by SQL (macro `create_cdc_functions`,
 macros/platform/functions.sql), as a Hive UDF: `create or replace temporary function`.
+
+:func:`java_jar` is the build both this jar and the metastore service's
+(:func:`dbt.adapters.spark_embedded.services.metastore_jar`) use.
 """
 
 from __future__ import annotations
@@ -42,13 +45,19 @@ def _sources() -> list[Path]:
 
 def functions_jar() -> str:
     """The path of the functions' jar for the current sources, built first if it is missing."""
-    sources = _sources()
+    return java_jar(_sources(), "functions", _classpath())
+
+
+def java_jar(sources: list[Path], name: str, classpath: str) -> str:
+    """The path of the jar `sources` compile into against `classpath`:
+    `$CDC_JARS_CACHE/<name>/cdc-<name>-<hash>.jar`, the hash being that of the sources, built
+    first if it is missing."""
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    jar = cache_dir() / "functions" / f"cdc-functions-{digest.hexdigest()[:16]}.jar"
+    jar = cache_dir() / name / f"cdc-{name}-{digest.hexdigest()[:16]}.jar"
     if not jar.is_file():
-        _build(sources, jar)
+        _build(sources, jar, classpath)
     return str(jar)
 
 
@@ -57,7 +66,8 @@ def _javac() -> str:
     found = str(Path(home) / "bin" / "javac") if home else shutil.which("javac")
     if not found or not Path(found).exists():
         raise FunctionsJarError(
-            "The lakehouse's SQL functions are compiled with the JDK's `javac` (Java 17), and none "
+            "The lakehouse's SQL functions and metastore service are compiled with the JDK's `javac` "
+            "(Java 17), and none "
             "was found: install a JDK, or set JAVA_HOME to one."
         )
     return found
@@ -75,21 +85,22 @@ def _classpath() -> str:
     return os.pathsep.join(jars)
 
 
-def _build(sources: list[Path], jar: Path) -> None:
-    """Compile `sources` and write them to `jar`, atomically (a concurrent build of the same
-    sources writes the same file)."""
+def _build(sources: list[Path], jar: Path, classpath: str) -> None:
+    """Compile `sources` against `classpath` and write them to `jar`, atomically (a concurrent
+    build of the same sources writes the same file)."""
     jar.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cdc-functions-") as work:
         classes = Path(work) / "classes"
         result = subprocess.run(
-            [_javac(), "-nowarn", "--release", "17", "-cp", _classpath(), "-d", str(classes), *sources],
+            [_javac(), "-nowarn", "--release", "17", "-cp", classpath, "-d", str(classes), *sources],
             capture_output=True,
             text=True,
             check=False,
         )
         if result.returncode != 0:
             errors = result.stderr.strip()
-            raise FunctionsJarError(f"the lakehouse's SQL functions did not compile:\n{errors}")
+            names = ", ".join(source.name for source in sources)
+            raise FunctionsJarError(f"{names} did not compile:\n{errors}")
         with (
             tempfile.NamedTemporaryFile(dir=jar.parent, suffix=".part", delete=False) as part,
             zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as archive,

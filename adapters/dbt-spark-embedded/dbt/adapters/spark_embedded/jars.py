@@ -172,7 +172,8 @@ def resolve(coordinate: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Resolve every coordinate not cached yet (with ``--services`` also `SERVICE_COORDINATES`),
-    one line each, and build the functions' jar if it is missing; exit 1 at the first failure."""
+    one line each, and build the functions' and the metastore service's jars if missing; exit 1
+    at the first failure."""
     args = sys.argv[1:] if argv is None else argv
     refresh = "--refresh" in args
     manifest = _manifest()
@@ -187,12 +188,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         (cache_dir() / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         print(f"setup: resolved {coordinate} into {cache_dir()} ({len(manifest[coordinate])} jar(s))")
-    # The lakehouse's own SQL functions, compiled from the adapter's Java sources (once per version).
+    # The lakehouse's own SQL functions and metastore service, compiled from the adapter's Java
+    # sources (once per version).
     from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
+    from dbt.adapters.spark_embedded.services import ServiceError, metastore_jar
 
     try:
         functions_jar()
-    except FunctionsJarError as exc:
+        metastore_jar()
+    except (FunctionsJarError, ServiceError) as exc:
         print(f"setup: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -4,7 +4,8 @@ Embedded Derby admits one JVM, so a metastore inside each process would lock eve
 process out of the lakehouse. Instead one metastore service per lakehouse directory serves
 them all: the Hive 2.3 metastore handler that ships with pyspark (its compare-and-swap table
 update, HIVE-26882, lets Iceberg commit without locks), on 127.0.0.1 only
-(`dbt/include/spark_embedded/services/LoopbackMetastore.java`), its Derby database under
+(`dbt/include/spark_embedded/services/LoopbackMetastore.java`, compiled into the jar cache
+by set-up: :func:`metastore_jar`), its Derby database under
 the lakehouse directory as before. A process that starts Spark for a lakehouse (dbt, land,
 scaffold, the SQL endpoint) calls :func:`ensure_metastore` first: it starts the service if
 none answers, under a file lock, so that processes racing to start it start one. The
@@ -166,6 +167,19 @@ def _await_port(pid: int, log: Path, what: str) -> int:
     raise ServiceError(f"the {what} did not start (see {log}): {' | '.join(tail) or 'no output'}")
 
 
+def metastore_jar() -> str:
+    """The jar of the metastore service's program (LoopbackMetastore.java), compiled against
+    pyspark's jars into the jar cache by set-up, or here on first use. Compiled once rather
+    than launched as a single source file, which compiled it in every service's JVM at every
+    start (about a second of a core each time)."""
+    from dbt.adapters.spark_embedded.functions import FunctionsJarError, java_jar
+
+    try:
+        return java_jar([METASTORE_SOURCE], "metastore", f"{spark_jars_dir()}/*")
+    except FunctionsJarError as exc:
+        raise ServiceError(f"the metastore service cannot be built: {exc}") from exc
+
+
 def metastore_command(
     properties: dict[str, str],
     port: int | str = 0,
@@ -188,9 +202,9 @@ def metastore_command(
         "-Xmx768m",
         *JVM_OPTIONS,
         "-cp",
-        os.pathsep.join([*classpath, f"{spark_jars_dir()}/*"]),
+        os.pathsep.join([metastore_jar(), *classpath, f"{spark_jars_dir()}/*"]),
         *(f"-D{key}={value}" for key, value in settings.items()),
-        str(METASTORE_SOURCE),
+        METASTORE_SOURCE.stem,
         str(port),
         str(idle_minutes),
     ]

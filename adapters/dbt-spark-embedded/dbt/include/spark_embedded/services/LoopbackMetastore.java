@@ -5,12 +5,12 @@
 // change that; this program builds the same handler (HiveMetaStore.newRetryingHMSHandler) and
 // serves it on a loopback socket. Its settings come as JVM system properties, which HiveConf
 // reads (javax.jdo.option.ConnectionURL: the Derby database under the lakehouse directory,
-// hive.metastore.warehouse.dir, ...). Started by dbt/adapters/spark_embedded/services.py with
-// the `java` launcher on this single source file (no build step), it prints
+// hive.metastore.warehouse.dir, ...). Compiled into the jar cache by set-up and started by
+// dbt/adapters/spark_embedded/services.py (metastore_jar, metastore_command), it prints
 // `listening on 127.0.0.1:<port>` once it accepts clients, and exits by itself after
 // `idle minutes` without any connected client.
 //
-//     java -cp '<pyspark>/jars/*' [-D...] LoopbackMetastore.java <port, 0: any free one> <idle minutes>
+//     java -cp '<its jar>:<pyspark>/jars/*' [-D...] LoopbackMetastore <port, 0: any free one> <idle minutes>
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicInteger;
