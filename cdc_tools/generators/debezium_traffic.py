@@ -96,14 +96,20 @@ class Feed:
     added_column: Column | None = None  # added by an ALTER TABLE mid-stream (nullable, no default)
 
 
-def default_feeds(db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop")) -> tuple[Feed, ...]:
+def default_feeds(
+    db: str, schemaless_dbs: tuple[str, str] = ("inventory", "shop"), server_prefix: str = ""
+) -> tuple[Feed, ...]:
     """The simulated tables (source types in comments) and how each is delivered. `db` names the
     database of the SQL Server and PostgreSQL tables sent with schemas; `schemaless_dbs` those of
-    the PostgreSQL and MySQL tables sent without (declared in seeds/cdc_declared_columns.csv)."""
-    sqlserver, postgres = Connector("sqlserver", "gensql", db), Connector("postgresql", "genpg", db)
-    inventory = Connector("postgresql", "invpg", schemaless_dbs[0])
-    mysql = Connector("mysql", "genmysql", schemaless_dbs[1])
-    mariadb = Connector("mariadb", "genmaria", db)
+    the PostgreSQL and MySQL tables sent without (declared in seeds/cdc_declared_columns.csv).
+    `server_prefix` goes before each connector's server name, so before its topics: a message's
+    id is its topic, partition and offset, so two traffics landed into one lakehouse need
+    prefixes of their own, or the second one's messages are taken for copies of the first's."""
+    sqlserver = Connector("sqlserver", f"{server_prefix}gensql", db)
+    postgres = Connector("postgresql", f"{server_prefix}genpg", db)
+    inventory = Connector("postgresql", f"{server_prefix}invpg", schemaless_dbs[0])
+    mysql = Connector("mysql", f"{server_prefix}genmysql", schemaless_dbs[1])
+    mariadb = Connector("mariadb", f"{server_prefix}genmaria", db)
     # nvarchar, int, nvarchar, decimal(12,2), bit, date, datetime2(7), datetimeoffset, time(3), varbinary
     accounts = columns(
         "region:string! account_no:int32! owner:string balance:decimal(12,2) active:boolean opened_on:date "
@@ -611,15 +617,16 @@ def generate(
     db: str = "gendb",
     redelivery_rate: float = 0.05,
     schemaless_dbs: tuple[str, str] = ("inventory", "shop"),
+    server_prefix: str = "",
 ) -> Traffic:
     """Simulate each connector's snapshot and then about `changes` row changes, and deliver them as
     Debezium messages. With a few dozen changes or more, the traffic has at least one logical
     decoding message outside a transaction, a key change on a SQL Server and on a PostgreSQL
     table, a truncate of gendb.public.items followed by new rows, and an update of an items row
     that leaves its large description TOASTed (the placeholder is sent). `db` and `schemaless_dbs`
-    name the source databases (see default_feeds)."""
+    name the source databases, `server_prefix` prefixes the connectors' names (see default_feeds)."""
     rng = random.Random(seed)
-    feeds = default_feeds(db, schemaless_dbs)
+    feeds = default_feeds(db, schemaless_dbs, server_prefix)
     by_name = {f.table.name: f for f in feeds}
     accounts, items = by_name["accounts"], by_name["items"]
     products = by_name["products"]

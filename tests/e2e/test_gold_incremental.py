@@ -122,7 +122,9 @@ def project(tmp_path_factory) -> Path:
 def runs(spark, land, dbt, project, tmp_path_factory):
     out = tmp_path_factory.mktemp("gold-incremental")
     ces = ces_traffic.generate(changes=150, seed=21, db="incdb", partitions=3).write(out / "ces")
-    debezium = debezium_traffic.generate(changes=150, seed=21, db="incdb")
+    # Topics of its own too: test_debezium_generated lands the same connectors' topics, and a
+    # Kafka message's id is its topic, partition and offset.
+    debezium = debezium_traffic.generate(changes=150, seed=21, db="incdb", server_prefix="inc")
     debezium.write(out / "debezium")
     kcat = sorted((out / "debezium" / "kcat").glob("*.jsonl"))
     # databases of their own: other tests generate the same tables into the shared lakehouse
