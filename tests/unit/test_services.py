@@ -81,3 +81,39 @@ def test_services_find_what_they_run_with() -> None:
     assert (services.spark_jars_dir() / "..").resolve().name == "pyspark"
     assert any(p.name.startswith("hive-metastore-2.3.") for p in services.spark_jars_dir().iterdir())
     assert Path(services.java_executable()).name == "java"
+
+
+REGISTRY_CHECK = """
+public class LoadsHiveFunctions {
+    public static void main(String[] args) throws Exception {
+        Class.forName("org.apache.hadoop.hive.ql.exec.FunctionRegistry");
+        System.out.println("loaded");
+    }
+}
+"""
+
+
+def test_the_sql_endpoint_class_path_lets_hive_load_its_function_registry(tmp_path: Path) -> None:
+    """The SQL endpoint's Hive may load Hive's function registry when a session closes; with
+    pyspark's jars alone that fails (NoClassDefFoundError LlapSigner$Signable: Spark 4 ships no
+    hive-llap-common), with the jar the endpoint adds (jars.artifact_jar, resolved by set-up) it
+    loads. Run in a plain JVM with the module openings Spark's launcher gives its own."""
+    from dbt.adapters.spark_embedded.jars import artifact_jar
+
+    source = tmp_path / "LoadsHiveFunctions.java"
+    source.write_text(REGISTRY_CHECK, encoding="utf-8")
+    opens = [
+        f"--add-opens=java.base/{package}=ALL-UNNAMED"
+        for package in ("java.lang", "java.lang.invoke", "java.net", "java.nio", "java.util", "sun.nio.ch")
+    ]
+    spark = f"{services.spark_jars_dir()}/*"
+    llap = artifact_jar("hive-llap-common")
+    assert Path(llap).name == "org.apache.hive_hive-llap-common-2.3.10.jar"
+
+    def load(classpath: str) -> str:
+        command = [services.java_executable(), *opens, "-cp", classpath, str(source)]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        return run.stdout + run.stderr
+
+    assert "LlapSigner$Signable" in load(spark)
+    assert load(os.pathsep.join([llap, spark])).strip().endswith("loaded")

@@ -31,6 +31,13 @@ COORDINATES = {
     # after 4.0.0 lack their spark-token-provider-kafka dependency on the Maven mirror these
     # machines reach; Spark keeps the data source API stable within 4.0, so 4.0.0 serves 4.0.5.
     "kafka": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0",
+    # Hive's LLAP classes, which Hive's function registry names when it first loads (its
+    # get_splits function). Spark 4 no longer ships the jar, and the SQL endpoint loads that
+    # registry when a session closes on a thread that has not used Hive yet: the client's
+    # CloseSession then failed with NoClassDefFoundError LlapSigner$Signable, now and then.
+    # Only the artifact's own jar is used (artifact_jar): its dependencies are Hive 2.3's and
+    # Hadoop's, which pyspark has in its own versions.
+    "hive-llap-common": "org.apache.hive:hive-llap-common:2.3.10",
 }
 CACHE_ENV = "CDC_JARS_CACHE"
 REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
@@ -109,6 +116,17 @@ def jar_paths(name: str) -> list[str]:
             f"fetches it from Maven Central (or set {CACHE_ENV} to a cache made on another machine)."
         )
     return paths
+
+
+def artifact_jar(name: str) -> str:
+    """The jar of the artifact `COORDINATES[name]` names, without its dependencies, from the
+    cache (Ivy names it `<group>_<artifact>-<version>.jar`)."""
+    group, artifact, version = COORDINATES[name].split(":")
+    wanted = f"{group}_{artifact}-{version}.jar"
+    for path in jar_paths(name):
+        if os.path.basename(path) == wanted:
+            return path
+    raise JarsNotResolvedError(f"The jar cache {cache_dir()} resolved {COORDINATES[name]} without {wanted}.")
 
 
 def beyond_spark(paths: list[str], spark_jars: Path) -> list[str]:

@@ -383,7 +383,16 @@ def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) 
         }
         # The Thrift Server runs each SQL session in a class loader of its own: classes that
         # only `spark.jars` adds are not found there (NoClassDefFoundError in Iceberg's catalog).
-        params["spark.driver.extraClassPath"] = params.get("spark.jars", "").replace(",", os.pathsep)
+        # Hive's LLAP classes: closing a session may load Hive's function registry, which
+        # needs them (jars.COORDINATES, "hive-llap-common").
+        from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
+
+        try:
+            llap = artifact_jar("hive-llap-common")
+        except JarsNotResolvedError as exc:
+            raise ServiceError(f"the SQL endpoint cannot start: {exc}") from exc
+        classpath = [jar for jar in params.get("spark.jars", "").split(",") if jar]
+        params["spark.driver.extraClassPath"] = os.pathsep.join([*classpath, llap])
         submit = Path(spark_jars_dir()).parent / "bin" / "spark-submit"
         command = [str(submit), "--class", THRIFT_SERVER_CLASS]
         for key, value in params.items():
