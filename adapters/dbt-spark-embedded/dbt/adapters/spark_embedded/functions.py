@@ -67,8 +67,7 @@ def _javac() -> str:
     if not found or not Path(found).exists():
         raise FunctionsJarError(
             "The lakehouse's SQL functions and metastore service are compiled with the JDK's `javac` "
-            "(Java 17), and none "
-            "was found: install a JDK, or set JAVA_HOME to one."
+            "(Java 17), and none was found: install a JDK, or set JAVA_HOME to one."
         )
     return found
 
@@ -89,7 +88,7 @@ def _build(sources: list[Path], jar: Path, classpath: str) -> None:
     """Compile `sources` against `classpath` and write them to `jar`, atomically (a concurrent
     build of the same sources writes the same file)."""
     jar.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cdc-functions-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"cdc-{jar.parent.name}-") as work:
         classes = Path(work) / "classes"
         result = subprocess.run(
             [_javac(), "-nowarn", "--release", "17", "-cp", classpath, "-d", str(classes), *sources],

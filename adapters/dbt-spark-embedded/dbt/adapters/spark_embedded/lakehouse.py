@@ -31,7 +31,7 @@ import sys
 from collections.abc import Mapping
 
 from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
-from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, jar_paths
+from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
@@ -47,7 +47,7 @@ def iceberg_jar(explicit: str | None = None) -> str:
     chosen = (explicit or "").strip() or os.environ.get(ICEBERG_JAR_ENV, "").strip()
     if not chosen:
         try:
-            return jar_paths("iceberg")[0]
+            return artifact_jar("iceberg")
         except JarsNotResolvedError as exc:
             raise LakehouseConfigError(str(exc)) from exc
     if "://" not in chosen and not os.path.isfile(chosen):

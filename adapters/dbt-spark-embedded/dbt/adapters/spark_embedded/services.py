@@ -36,6 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.spark_embedded.functions import FunctionsJarError, java_jar
+from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.include import spark_embedded as include_package
 
 LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services a session needs
@@ -172,8 +174,6 @@ def metastore_jar() -> str:
     pyspark's jars into the jar cache by set-up, or here on first use. Compiled once rather
     than launched as a single source file, which compiled it in every service's JVM at every
     start (about a second of a core each time)."""
-    from dbt.adapters.spark_embedded.functions import FunctionsJarError, java_jar
-
     try:
         return java_jar([METASTORE_SOURCE], "metastore", f"{spark_jars_dir()}/*")
     except FunctionsJarError as exc:
@@ -385,8 +385,6 @@ def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) 
         # only `spark.jars` adds are not found there (NoClassDefFoundError in Iceberg's catalog).
         # Hive's LLAP classes: closing a session may load Hive's function registry, which
         # needs them (jars.COORDINATES, "hive-llap-common").
-        from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
-
         try:
             llap = artifact_jar("hive-llap-common")
         except JarsNotResolvedError as exc:
