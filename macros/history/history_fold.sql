@@ -1,12 +1,62 @@
 {#-
   The versions of one key from its changes: a left fold (Spark `aggregate`)
   over the key's changes in sequence order, each change either opening a
-  new version or updating the last one in place. Row images carry forward
-  the columns a change did not send; a truncate of a key that is not live
-  is skipped.
+  new version or updating the last one in place (history_step). Row images
+  carry forward the columns a change did not send; a truncate of a key that
+  is not live is skipped.
+
+  Linear in a key's changes: Spark's `aggregate` copies its whole state at
+  every step, so a single fold whose state holds every version so far costs
+  the square of the key's changes (docs/benchmarks.md, "A hot key's history
+  costs the square of its changes"). A step reads only the last version, so
+  a key with more than `chunk_size` changes is folded in chunks of that
+  many: a first pass carries only the last version from chunk to chunk (the
+  state each chunk starts from), then each chunk is folded from its start
+  on its own, and the chunks' versions are joined, each chunk's first
+  version replacing the last version of the chunk before (the same version,
+  updated in place by the chunk's first changes or not).
 -#}
 
-{% macro history_fold(changes, scd_type='2', ignore_columns='cast(array() as array<string>)', collapse_transactions='false') -%}
+{% macro history_fold(changes, scd_type='2', ignore_columns='cast(array() as array<string>)', collapse_transactions='false', chunk_size=128) -%}
+    {%- set step = history_step(scd_type, ignore_columns, collapse_transactions) -%}
+    case
+        when size({{ changes }}) <= {{ chunk_size }}
+            then aggregate({{ changes }}, {{ empty_history() }}, (acc, change) -> {{ step }})
+        else element_at(transform(
+            array(transform(
+                sequence(0, (size({{ changes }}) - 1) div {{ chunk_size }}),
+                fold_index -> slice({{ changes }}, fold_index * {{ chunk_size }} + 1, {{ chunk_size }})
+            )),
+            fold_chunks -> element_at(transform(
+                {#- The state each chunk starts from: the last version after the chunks before it. #}
+                array(aggregate(
+                    slice(fold_chunks, 1, size(fold_chunks) - 1),
+                    array({{ empty_history() }}),
+                    (fold_starts, fold_chunk) -> concat(fold_starts, array(aggregate(
+                        fold_chunk, element_at(fold_starts, -1), (acc, change) -> slice({{ step }}, -1, 1)
+                    )))
+                )),
+                fold_starts -> flatten(transform(fold_chunks, (fold_chunk, fold_index) -> element_at(transform(
+                    array(aggregate(fold_chunk, element_at(fold_starts, fold_index + 1), (acc, change) -> {{ step }})),
+                    fold_versions -> case
+                        when fold_index < size(fold_chunks) - 1
+                            then slice(fold_versions, 1, greatest(size(fold_versions) - 1, 0))
+                        else fold_versions
+                    end
+                ), 1)))
+            ), 1)
+        ), 1)
+    end
+{%- endmacro %}
+
+
+{#-
+  One step of history_fold: the versions `acc` (the fold's state; only its
+  last version is read) after the change `change`, both lambda variables of
+  the fold.
+-#}
+
+{% macro history_step(scd_type, ignore_columns, collapse_transactions) -%}
     {%- set last = 'element_at(acc, -1)' -%}
     {%- set is_live = '(size(acc) > 0 and not element_at(acc, -1).is_deleted)' -%}
     {%- set deletes = "change.operation in ('delete', 'truncate')" -%}
@@ -37,27 +87,24 @@
         {{ is_live }} and not {{ deletes }} and size({{ ignore_columns }}) > 0
         and size({{ altered }}) > 0 and size(array_except({{ altered }}, {{ ignore_columns }})) = 0
     {%- endset -%}
-    aggregate(
-        {{ changes }},
-        {{ empty_history() }},
-        (acc, change) -> element_at(transform(array({{ image_expression }}), image -> case
-            when change.operation = 'truncate' and not {{ is_live }} then acc
-            when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-                '1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
-            ) }}))
-            when {{ joins_transaction }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-                last ~ '.version_number', last ~ '.change_id',
-                'case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else ' ~ last ~ '.operation end',
-                last ~ '.commit_ts', deletes, image
-            ) }}))
-            when {{ touches_only_ignored }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-                last ~ '.version_number', last ~ '.change_id', last ~ '.operation', last ~ '.commit_ts', 'false', image
-            ) }}))
-            else concat(acc, array({{ history_version(
-                'size(acc) + 1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
-            ) }}))
-        end), 1)
-    )
+    element_at(transform(array({{ image_expression }}), image -> case
+        when change.operation = 'truncate' and not {{ is_live }} then acc
+        when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            '1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+        ) }}))
+        when {{ joins_transaction }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            last ~ '.version_number', last ~ '.change_id',
+            'case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else ' ~ last ~ '.operation end',
+            last ~ '.commit_ts', deletes, image
+        ) }}))
+        when {{ touches_only_ignored }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            last ~ '.version_number', last ~ '.change_id', last ~ '.operation', last ~ '.commit_ts', 'false', image
+        ) }}))
+        else concat(acc, array({{ history_version(
+            'case when size(acc) > 0 then ' ~ last ~ '.version_number + 1 else 1 end',
+            'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+        ) }}))
+    end), 1)
 {%- endmacro %}
 
 

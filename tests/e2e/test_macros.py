@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
+import random
 import re
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -283,6 +286,59 @@ def test_changed_keys_and_merge_images_in_linear_time(spark, dbt) -> None:
     assert changed == ["c", "e"]  # sorted; a null that stays null is no change
     assert merged == {"a": "1", "c": "9", "b": "2"}
     assert from_nothing == ["a", "c", "e"]
+
+
+def generated_key_changes(rng: random.Random, changes: int) -> list[dict]:
+    """One key's changes in sequence order, of every kind history_fold treats apart: inserts,
+    snapshots, updates of some columns (c4 is the one the test ignores), deletes, truncates,
+    changes sharing a source transaction, images left out, commit times out of order."""
+    generated = []
+    for number in range(changes):
+        operation = rng.choice(["insert", "update", "update", "update", "delete", "snapshot", "truncate"])
+        operation = "insert" if number == 0 and operation == "truncate" else operation
+        columns = rng.sample(["c1", "c2", "c3", "c4"], rng.randint(0, 4))
+        image = {column: rng.choice(["a", "b", None]) for column in columns}
+        generated.append(
+            {
+                "sequence": f"{number:06d}",
+                "change_id": f"change-{number}",
+                "operation": operation,
+                "commit_ts": datetime(2026, 1, 1) + timedelta(seconds=rng.randint(0, 99)),
+                "transaction_id": rng.choice([None, f"t{number // 3}", f"t{number // 3}"]),
+                "before": rng.choice([None, {"c1": "was"}]),
+                "after": None if operation in ("delete", "truncate") or rng.random() < 0.1 else image,
+            }
+        )
+    return generated
+
+
+def test_history_fold_in_chunks_makes_the_versions_of_one_fold(spark, dbt) -> None:
+    """history_fold folds a long key in chunks (linear time); the versions must be those of one
+    fold over all its changes, for every per-table setting and chunk boundary."""
+    rng = random.Random(20)
+    keys = []
+    for key in range(240):  # each setting alone and combined: SCD type, ignored columns, collapse
+        settings = (1 if key % 2 else 2, ["c4"] if key // 2 % 2 else [], key // 4 % 2 == 1)
+        keys.append((key, *settings, generated_key_changes(rng, rng.choice([1, 2, 5, 7, 9, 40]))))
+    schema = (
+        "key int, scd_type int, ignore array<string>, collapse boolean, changes array<struct<"
+        "sequence: string, change_id: string, operation: string, commit_ts: timestamp, "
+        "transaction_id: string, before: map<string, string>, after: map<string, string>>>"
+    )
+    spark.createDataFrame(keys, schema).createOrReplaceTempView("fold_keys")
+    arguments = "scd_type='scd_type', ignore_columns='ignore', collapse_transactions='collapse'"
+    compared = compile_inline(
+        dbt,
+        "select key, size(changes) as changes, "
+        "to_json({{ history_fold('changes', " + arguments + ", chunk_size=3) }}) as chunked, "
+        "to_json({{ history_fold('changes', " + arguments + ", chunk_size=1000) }}) as whole "
+        "from fold_keys",
+    )
+    rows = spark.sql(compared).collect()
+    assert [row.key for row in rows if row.chunked != row.whole] == []
+    versions = {row.key: len(json.loads(row.whole)) for row in rows}
+    assert sum(row.changes > 3 for row in rows) > 100  # folded in chunks
+    assert any(0 < versions[row.key] < row.changes for row in rows if row.changes > 3)  # in place
 
 
 def test_declared_list_splits_trims_and_drops_empty_names(spark, dbt) -> None:
