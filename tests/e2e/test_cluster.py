@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dbt.adapters.spark_embedded.services import METASTORE_SOURCE
 
 from tests.helpers.lakehouse_query import ROOT, queries
 from tests.helpers.processes import kill_group, start_in_group
@@ -82,7 +83,8 @@ def open_cmdline(pid: int) -> str:
         words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return "?"
-    mains = [w.decode() for w in words if w.startswith(b"org.apache.") or w == b"LoopbackMetastore"]
+    metastore = METASTORE_SOURCE.stem.encode()  # the metastore service runs as its class
+    mains = [w.decode() for w in words if w.startswith(b"org.apache.") or w == metastore]
     return Path(mains[0]).name if mains else Path(words[0].decode() or "?").name
 
 
@@ -238,7 +240,7 @@ def test_every_listener_of_the_cluster_and_its_drivers_is_on_loopback(runs) -> N
     # Seen: PostgreSQL, the metastore, master, worker, executors, and the drivers (dbt, land).
     for expected in (
         "postgres",
-        "LoopbackMetastore",
+        METASTORE_SOURCE.stem,
         "org.apache.spark.deploy.master.Master",
         "org.apache.spark.deploy.worker.Worker",
         "org.apache.spark.executor.CoarseGrainedExecutorBackend",

@@ -35,8 +35,9 @@ SOURCES = Path(include_package.PACKAGE_PATH) / "functions"
 COMPILE_AGAINST = ("hive-exec-*-core.jar", "jackson-core-2.*.jar")
 
 
-class FunctionsJarError(RuntimeError):
-    """The functions' jar cannot be built (no JDK compiler, or the sources do not compile)."""
+class JavaBuildError(RuntimeError):
+    """A jar of the project's Java sources (the SQL functions, the metastore service) cannot be
+    built: no JDK compiler, or the sources do not compile."""
 
 
 def _sources() -> list[Path]:
@@ -65,7 +66,7 @@ def _javac() -> str:
     home = os.environ.get("JAVA_HOME")
     found = str(Path(home) / "bin" / "javac") if home else shutil.which("javac")
     if not found or not Path(found).exists():
-        raise FunctionsJarError(
+        raise JavaBuildError(
             "The lakehouse's SQL functions and metastore service are compiled with the JDK's `javac` "
             "(Java 17), and none was found: install a JDK, or set JAVA_HOME to one."
         )
@@ -79,7 +80,7 @@ def _classpath() -> str:
     for pattern in COMPILE_AGAINST:
         found = sorted(spark_jars_dir().glob(pattern))
         if not found:
-            raise FunctionsJarError(f"pyspark's jars ({spark_jars_dir()}) have no {pattern}.")
+            raise JavaBuildError(f"pyspark's jars ({spark_jars_dir()}) have no {pattern}.")
         jars.append(str(found[-1]))
     return os.pathsep.join(jars)
 
@@ -99,7 +100,7 @@ def _build(sources: list[Path], jar: Path, classpath: str) -> None:
         if result.returncode != 0:
             errors = result.stderr.strip()
             names = ", ".join(source.name for source in sources)
-            raise FunctionsJarError(f"{names} did not compile:\n{errors}")
+            raise JavaBuildError(f"{names} did not compile:\n{errors}")
         with (
             tempfile.NamedTemporaryFile(dir=jar.parent, suffix=".part", delete=False) as part,
             zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as archive,

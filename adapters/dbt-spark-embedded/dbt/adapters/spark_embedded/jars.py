@@ -208,13 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"setup: resolved {coordinate} into {cache_dir()} ({len(manifest[coordinate])} jar(s))")
     # The lakehouse's own SQL functions and metastore service, compiled from the adapter's Java
     # sources (once per version).
-    from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
+    from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
     from dbt.adapters.spark_embedded.services import ServiceError, metastore_jar
 
     try:
         functions_jar()
         metastore_jar()
-    except (FunctionsJarError, ServiceError) as exc:
+    except (JavaBuildError, ServiceError) as exc:
         print(f"setup: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -30,7 +30,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from dbt.adapters.spark_embedded.functions import FunctionsJarError, functions_jar
+from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
 
@@ -94,7 +94,7 @@ def spark_parameters(
     extra_jars = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
     try:
         functions = functions_jar()
-    except FunctionsJarError as exc:
+    except JavaBuildError as exc:
         raise LakehouseConfigError(str(exc)) from exc
     for jar_path in (iceberg_jar(jar), functions):
         if jar_path not in extra_jars:

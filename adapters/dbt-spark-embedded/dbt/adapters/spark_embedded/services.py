@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.spark_embedded.functions import FunctionsJarError, java_jar
+from dbt.adapters.spark_embedded.functions import JavaBuildError, java_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.include import spark_embedded as include_package
 
@@ -176,7 +176,7 @@ def metastore_jar() -> str:
     start (about a second of a core each time)."""
     try:
         return java_jar([METASTORE_SOURCE], "metastore", f"{spark_jars_dir()}/*")
-    except FunctionsJarError as exc:
+    except JavaBuildError as exc:
         raise ServiceError(f"the metastore service cannot be built: {exc}") from exc
 
 
