@@ -1,5 +1,5 @@
-"""The lakehouse services' bookkeeping, without starting Java: the build lock, state files, the
-metastore service's command."""
+"""The lakehouse services' bookkeeping, without starting a service: the build lock, state files,
+the metastore service's command, and the SQL endpoint's class path (checked in a plain JVM)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from dbt.adapters.spark_embedded import services
-from dbt.adapters.spark_embedded.jars import CACHE_ENV
+from dbt.adapters.spark_embedded.jars import CACHE_ENV, artifact_jar
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
@@ -98,8 +98,6 @@ def test_the_sql_endpoint_class_path_lets_hive_load_its_function_registry(tmp_pa
     pyspark's jars alone that fails (NoClassDefFoundError LlapSigner$Signable: Spark 4 ships no
     hive-llap-common), with the jar the endpoint adds (jars.artifact_jar, resolved by set-up) it
     loads. Run in a plain JVM with the module openings Spark's launcher gives its own."""
-    from dbt.adapters.spark_embedded.jars import artifact_jar
-
     source = tmp_path / "LoadsHiveFunctions.java"
     source.write_text(REGISTRY_CHECK, encoding="utf-8")
     opens = [
