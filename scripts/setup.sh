@@ -37,7 +37,7 @@ pip_install() {
 
 stamp_source() {
   cat requirements.txt
-  find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' -o -name '*.java' \) \
+  find adapters -type f \( -name '*.py' -o -name '*.sql' -o -name '*.yml' -o -name '*.toml' -o -name '*.java' -o -name '*.properties' \) \
     -not -path '*/build/*' -not -path '*.egg-info*' | LC_ALL=C sort | xargs cat
 }
 want=$(stamp_source | sha256sum | cut -d' ' -f1)

@@ -13,6 +13,7 @@ from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark_embedded.quiet import quiet_jvm_start
 from dbt.adapters.spark_embedded.services import with_services
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -31,7 +32,8 @@ def active_session(server_side_parameters: dict[str, str]) -> Any:
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in with_services(server_side_parameters).items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with quiet_jvm_start():
+        spark = builder.getOrCreate()
     spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
     spark._jvm.SparkSession.setDefaultSession(spark._jsparkSession)
     return spark
