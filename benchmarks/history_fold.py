@@ -48,7 +48,8 @@ from (
                     transform(sequence(1, 10), c -> concat('v', i, '_', c))
                 )
             else map(concat('c', 1 + i % 10), cast(i as string))
-        end as after
+        end as after,
+        cast(null as map<string, string>) as carried
     )) as changes
     from keys
 )
@@ -64,6 +65,7 @@ def compiled_fold(workdir: Path) -> str:
         "DBT_LOG_PATH": str(workdir / "logs"),
         "DBT_PROFILES_DIR": str(ROOT),
     }
+    (workdir / "lakehouse").mkdir(parents=True, exist_ok=True)  # dbt creates no lakehouse
     try:
         result = subprocess.run(
             [str(DBT), "compile", "--inline", CHANGES, "--output", "text", "-q"],

@@ -17,7 +17,10 @@ before the session starts:
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import (
@@ -25,13 +28,52 @@ from dbt.adapters.spark.connections import (
     SparkConnectionMethod,
     SparkCredentials,
 )
-from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, spark_parameters
+from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse, spark_parameters
+from dbt.adapters.spark_embedded.python_submissions import active_session
 from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock, with_services
 from dbt.flags import get_flags
 from dbt_common.exceptions import DbtRuntimeError
 
 ADAPTER_TYPE = "spark_embedded"
 WRITING_COMMANDS = ("build", "run", "seed", "snapshot")  # one at a time per lakehouse
+# dbt commands that never start a Spark session: they need no lakehouse directory.
+NO_SESSION_COMMANDS = ("parse", "list", "ls", "deps", "clean", "init", "serve")
+REFUSAL_EXIT = 2  # dbt's own exit status for an error
+
+
+class LakehouseRefusal(DbtRuntimeError):
+    """An operator mistake stated in one line (dbt's errors print as nested "Runtime Error"
+    lines)."""
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+def refuse(message: str) -> NoReturn:
+    """Stop the dbt command with one line. On dbt's command line the line is all it prints
+    after dbt's version banner (dbt would add "Encountered an error:" and nest it), and the
+    process exits 2 at once: nothing has started yet. In-process (dbtRunner) it raises."""
+    if os.path.basename(sys.argv[0]) == "dbt":
+        sys.stdout.flush()
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        os._exit(REFUSAL_EXIT)
+    raise LakehouseRefusal(message)
+
+
+def check_command(lakehouse_dir: str, command: str | None) -> None:
+    """What the dbt command `command` needs of the lakehouse, checked when the profile is read:
+    before dbt parses the project, and long before Spark or the metastore service start. A
+    command that starts a session needs an existing, writable lakehouse (only `land` creates
+    one); a build, run, seed or snapshot takes the build lock here, so a second one is refused
+    within a second or two (services.acquire_build_lock)."""
+    if command is None or command in NO_SESSION_COMMANDS:
+        return
+    try:
+        check_lakehouse(lakehouse_dir)
+        if command in WRITING_COMMANDS:
+            acquire_build_lock(lakehouse_dir, command)
+    except (LakehouseConfigError, ServiceError) as exc:
+        refuse(str(exc))
 
 
 @dataclass
@@ -43,6 +85,8 @@ class SparkEmbeddedCredentials(SparkCredentials):
         super().__post_init__()
         if self.method != SparkConnectionMethod.SESSION:
             return  # a remote server (thrift, http, odbc) has its own jars and paths
+        if self.lakehouse_dir:
+            check_command(self.lakehouse_dir, getattr(get_flags(), "WHICH", None))
         try:
             self.server_side_parameters = spark_parameters(
                 self.server_side_parameters, self.lakehouse_dir, self.iceberg_jar
@@ -72,9 +116,12 @@ class SparkEmbeddedConnectionManager(SparkConnectionManager):
             try:
                 command = getattr(get_flags(), "WHICH", None)
                 if credentials.lakehouse_dir and command in WRITING_COMMANDS:
-                    # Before Spark starts: a second build fails at once (see hold_build_lock).
+                    # Taken when the profile was read (check_command); held for the process.
                     acquire_build_lock(credentials.lakehouse_dir, command)
                 credentials.server_side_parameters = with_services(credentials.server_side_parameters)
             except ServiceError as exc:
-                raise DbtRuntimeError(str(exc)) from exc
+                raise LakehouseRefusal(str(exc)) from exc
+            # Spark starts here, not at the first query (dbt-spark's cursor), so that its JVM
+            # starts without its banner (quiet.py); the cursor's getOrCreate finds this session.
+            active_session(credentials.server_side_parameters)
         return super().open(connection)

@@ -57,11 +57,49 @@ def iceberg_jar(explicit: str | None = None) -> str:
     return chosen
 
 
+def check_lakehouse(lakehouse_dir: str | os.PathLike, create: bool = False) -> bool:
+    """Whether a lakehouse directory can be used, before anything starts for it: raises
+    LakehouseConfigError, in one line that names the directory and the way out, when it is
+    missing (only `land` creates one: `create`), is not a directory, or cannot be written.
+    Returns True when it created the directory."""
+    root = os.path.abspath(lakehouse_dir)
+    created = False
+    if not os.path.lexists(root):
+        if not create:
+            raise LakehouseConfigError(
+                f"no lakehouse at {root}: `python -m python_ingest land ...` creates one there, "
+                "or point CDC_LAKEHOUSE_DIR at an existing lakehouse (an empty directory is a new one)"
+            )
+        try:
+            os.makedirs(root)
+        except OSError as exc:
+            raise LakehouseConfigError(
+                f"cannot create the lakehouse at {root}: {exc.strerror or exc}; "
+                "point CDC_LAKEHOUSE_DIR at a directory you can write"
+            ) from None
+        created = True
+    if not os.path.isdir(root):
+        raise LakehouseConfigError(
+            f"the lakehouse {root} is not a directory; point CDC_LAKEHOUSE_DIR at a directory"
+        )
+    probe = os.path.join(root, f".write-check.{os.getpid()}")
+    try:  # os.access says yes to root even on a read-only file system
+        with open(probe, "w", encoding="utf-8"):
+            pass
+        os.unlink(probe)
+    except OSError as exc:
+        raise LakehouseConfigError(
+            f"the lakehouse {root} is not writable ({exc.strerror or exc}); give this user write "
+            "access to it, or point CDC_LAKEHOUSE_DIR at a directory you can write"
+        ) from None
+    return created
+
+
 def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
     """Warehouse and lakehouse settings for a lakehouse directory; the metastore's URI is
-    added by the session's starter (services.with_services), which starts the service."""
+    added by the session's starter (services.with_services), which starts the service.
+    Creates nothing: only `land` creates a lakehouse (check_lakehouse)."""
     root = os.path.abspath(lakehouse_dir)
-    os.makedirs(root, exist_ok=True)
     return {
         "spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
         LAKEHOUSE_CONF: root,
