@@ -242,11 +242,15 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
     tables = lakehouse.sql("select distinct table_id from gold.cdc_current where table_id like 'gendb.%'")
     assert len(tables) >= 4, "the CES and Debezium tables landed meanwhile are in gold"
 
-    # A port another program holds: one clear line, nothing started.
+    # A port another lakehouse's endpoint holds: one clear line naming that lakehouse, nothing started.
     other = Lakehouse(tmp_path / "other-lakehouse", lakehouse.port)
+    other.path.mkdir()
     code, output = other.run("lakehouse", "start")
     assert code != 0
-    assert f"error: 127.0.0.1:{lakehouse.port} is in use by another program" in output
+    assert (
+        f"error: 127.0.0.1:{lakehouse.port} is held by the SQL endpoint of the lakehouse {lakehouse.path}"
+        in output
+    ), output
     stop_services(other.path)
 
     code, output = lakehouse.run("lakehouse", "stop")

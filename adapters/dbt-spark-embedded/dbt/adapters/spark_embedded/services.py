@@ -132,6 +132,47 @@ def read_state(path: Path) -> dict[str, Any] | None:
     return state
 
 
+def _listening_pids(port: int) -> list[int]:
+    """The processes listening on TCP `port` (Linux's /proc; empty where it cannot be read)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text(encoding="ascii").splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    pids = []
+    for entry in Path("/proc").iterdir() if inodes else ():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
+                    pids.append(int(entry.name))
+    return pids
+
+
+def port_holder(port: int) -> str:
+    """Who holds `port` on 127.0.0.1, for a person: the SQL endpoint or metastore service of
+    which lakehouse (read from the process's command line), or another program."""
+    for pid in _listening_pids(port):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for arg in argv:
+            for prefix, what in (
+                (f"{LAKEHOUSE_CONF}=", "the SQL endpoint"),
+                ("-Dderby.system.home=", "the metastore service"),
+            ):
+                if arg.startswith(prefix):
+                    other = arg[len(prefix) :]
+                    return (
+                        f"{what} of the lakehouse {other} (pid {pid}; stop it with "
+                        f"CDC_LAKEHOUSE_DIR={other} python -m python_ingest lakehouse stop)"
+                    )
+        return f"another program (pid {pid}: {' '.join(argv)[:80].strip()})"
+    return "another program"
+
+
 def java_executable() -> str:
     home = os.environ.get("JAVA_HOME")
     found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
@@ -232,7 +273,13 @@ def ensure_metastore(lakehouse_dir: str | Path) -> str:
             "derby.system.home": str(root),
             "derby.stream.error.file": str(root / "derby.log"),
         }
-        command = metastore_command(properties, os.environ.get("CDC_METASTORE_PORT", "0"), idle)
+        port_setting = os.environ.get("CDC_METASTORE_PORT", "0").strip() or "0"
+        if port_setting.isdigit() and int(port_setting) and answers(int(port_setting)):
+            raise ServiceError(
+                f"the metastore service's port {LOOPBACK}:{port_setting} (CDC_METASTORE_PORT) is held "
+                f"by {port_holder(int(port_setting))}: set CDC_METASTORE_PORT to a free port, or unset it"
+            )
+        command = metastore_command(properties, port_setting, idle)
         process = _spawn(command, log, root)
         state = {"pid": process.pid, "started_at": _now()}
         state_path.write_text(json.dumps(state), encoding="utf-8")
@@ -353,13 +400,16 @@ def metastore_state(lakehouse_dir: str | Path) -> dict[str, Any] | None:
     return read_state(services_dir(lakehouse_dir) / "metastore.json")
 
 
-def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) -> dict[str, Any]:
+def start_sql_endpoint(
+    lakehouse_dir: str | Path, spark_params: dict[str, str], port: int | None = None
+) -> dict[str, Any]:
     """The lakehouse's SQL endpoint (Spark's Thrift Server, HiveServer2 binary protocol) on
-    127.0.0.1:$CDC_SQL_PORT, started in the background if it does not run yet; returns once
-    it answers queries. `spark_params` are the Spark settings of the lakehouse's session target."""
+    127.0.0.1:`port` (default $CDC_SQL_PORT, else 10000), started in the background if it does
+    not run yet; returns once it answers queries. `spark_params` are the Spark settings of the
+    lakehouse's session target."""
     root = Path(lakehouse_dir).resolve()
     directory = services_dir(root)
-    port = sql_port()
+    port = port or sql_port()
     state_path, log = directory / f"{SQL_ENDPOINT}.json", directory / f"{SQL_ENDPOINT}.log"
     with file_lock(directory / f"{SQL_ENDPOINT}.lock"):
         with contextlib.suppress(OSError, ValueError):
@@ -369,7 +419,8 @@ def start_sql_endpoint(lakehouse_dir: str | Path, spark_params: dict[str, str]) 
                 return state
         if answers(port):
             raise ServiceError(
-                f"{LOOPBACK}:{port} is in use by another program: set {SQL_PORT_ENV} to a free port"
+                f"{LOOPBACK}:{port} is held by {port_holder(port)}: start this lakehouse's SQL "
+                f"endpoint on another port with --port PORT (or {SQL_PORT_ENV})"
             )
         params = {
             **with_services(spark_params),
