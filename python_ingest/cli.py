@@ -7,8 +7,10 @@ when those commands run."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -17,9 +19,40 @@ from pathlib import Path
 from python_ingest.bronze import FORMATS, bronze_table
 from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES, LARGEST_MAX_MESSAGE_BYTES
 from python_ingest.detect import detect_format
+from python_ingest.input_check import InputCheck
 from python_ingest.landing import AUTO, FileSource
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
+class Interrupted(Exception):  # noqa: N818 - a signal, not an error
+    """Ctrl-C or SIGTERM on `land` (without --watch, which stops on them by itself)."""
+
+
+def _interrupt(*_: object) -> None:
+    # Once: further signals wait until the chunk being committed is committed.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted
+
+
+def _catch_interrupts() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupt)
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Ctrl-C and SIGTERM raise Interrupted in the block; the handlers before it come back after
+    (`land` also runs inside the tests' process)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _catch_interrupts()
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "the longest record landed whole; a longer one lands cut to this size, marked, and is "
             f"quarantined by dbt (default {DEFAULT_MAX_MESSAGE_BYTES}: bounds landing's memory)"
+        ),
+    )
+    land.add_argument(
+        "--force",
+        action="store_true",
+        help=(
+            "land files that look wrong for their --format: not text, or another producer's "
+            "messages (refused without it; dbt quarantines what it cannot parse)"
         ),
     )
     land.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories")
@@ -161,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lakehouse.add_argument("action", choices=("start", "stop", "status"))
     lakehouse.add_argument(
+        "--port",
+        type=_port,
+        default=None,
+        help="start: the SQL endpoint's port on 127.0.0.1 (default $CDC_SQL_PORT, else 10000)",
+    )
+    lakehouse.add_argument(
         "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
     )
 
@@ -238,6 +285,13 @@ def _message_bytes(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    value = _positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError("must be at most 65535")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     return _whole_number(text, 0)
 
@@ -296,8 +350,7 @@ def land_command(args: argparse.Namespace) -> int:
     from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
     from dbt.adapters.spark_embedded.python_submissions import active_session
 
-    from python_ingest.checkpoints import CheckpointStore
-    from python_ingest.landing import KILL_ENV, KillSwitch, Lander, LandingError, StopFlag, WatchState
+    from python_ingest.landing import KILL_ENV, KillSwitch, LandingError
     from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
     sources = file_sources(args)
@@ -307,13 +360,43 @@ def land_command(args: argparse.Namespace) -> int:
             source.files()  # every path exists
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)
+        if home is None:
+            raise ProfileError("the target has no lakehouse_dir to keep landing checkpoints in")
+        _open_lakehouse(home)
     except (LandingError, ProfileError, LakehouseConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if home is None:
-        print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
-        return EXIT_USAGE
-    spark = active_session(params)
+    landers: list = []
+    with _interruptible():
+        try:
+            spark = active_session(params)
+            _catch_interrupts()  # again: pyspark's context installs a SIGINT handler of its own
+            return _land_files(args, sources, spark, home, landers)
+        except (Interrupted, KeyboardInterrupt):
+            committed = sum(lander.report.landed for lander in landers)
+            print(
+                f"interrupted: {committed:,} messages committed; run the same command again to resume",
+                file=sys.stderr,
+                flush=True,
+            )
+            return EXIT_INTERRUPTED
+
+
+def _open_lakehouse(home: Path) -> None:
+    """Make sure `land` can write the lakehouse at `home`: it is the one command that creates
+    a lakehouse, and it says so. Raises LakehouseConfigError (one line) if it cannot."""
+    from dbt.adapters.spark_embedded.lakehouse import check_lakehouse
+
+    if check_lakehouse(home, create=True):
+        print(f"new lakehouse at {home}", flush=True)
+
+
+def _land_files(args: argparse.Namespace, sources: list[FileSource], spark, home: Path, landers: list) -> int:
+    """The landing of a `land` run from files (every --source), once or, with --watch, pass
+    after pass; each Lander made is appended to `landers`."""
+    from python_ingest.checkpoints import CheckpointStore
+    from python_ingest.landing import Lander, LandingError, StopFlag, WatchState
+
     # After Spark starts: pyspark's context installs a SIGINT handler of its own.
     stop = StopFlag() if args.watch else None
     errors: list[str] = []
@@ -323,6 +406,10 @@ def land_command(args: argparse.Namespace) -> int:
         for i, s in enumerate(sources)
         for t in s.tables
     }
+    # Each source's files checked against its --format, once each (input_check.py).
+    checks = [
+        None if args.force else InputCheck(s.format, s.container, args.max_message_bytes) for s in sources
+    ]
     if args.watch:
         paths = ", ".join(f"{s.format}:{s.container}:{p}" for s in sources for p in s.paths)
         print(f"watching {paths} every {args.interval:g}s (stop: Ctrl-C or SIGTERM)", flush=True)
@@ -358,7 +445,9 @@ def land_command(args: argparse.Namespace) -> int:
                     accept=accept,
                     stop=stop,
                     watch=watches[(index, target)] if args.watch else None,
+                    check=checks[index],
                 )
+                landers.append(lander)
                 report = lander.land(files, source.container)
                 if not args.watch:
                     print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
@@ -366,7 +455,9 @@ def land_command(args: argparse.Namespace) -> int:
         if stop is None:
             for error in errors:
                 print(f"error: {error}", file=sys.stderr)
-            return EXIT_FAILED if errors else EXIT_OK
+            # A refused file was named in one line when it was found; the others landed.
+            refused = any(check.refused for check in checks if check is not None)
+            return EXIT_FAILED if errors or refused else EXIT_OK
         if not stop.stopped:
             stop.sleep(args.interval - (time.monotonic() - started))
         if stop.stopped:
@@ -392,43 +483,60 @@ def land_kafka_command(args: argparse.Namespace) -> int:
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)
         kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir())
+        if home is None:
+            raise ProfileError("the target has no lakehouse_dir to keep landing checkpoints in")
+        _open_lakehouse(home)
     except (LandingError, ProfileError, LakehouseConfigError, JarsNotResolvedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if home is None:
-        print("error: the target has no lakehouse_dir to keep landing checkpoints in", file=sys.stderr)
         return EXIT_USAGE
     params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
     table = bronze_table(args.format)
     topics = source.describe()
     print(f"landing topic(s) {topics} from {source.bootstrap} into {table.qualified_name}", flush=True)
-    spark = active_session(params)
-    # After Spark starts: pyspark's context installs a SIGINT handler of its own.
-    stop = StopFlag() if args.watch else None
-    checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
-    while True:
-        started = time.monotonic()
-        lander = Lander(
-            spark, table, checkpoints, chunk_size=args.chunk_size, max_message_bytes=args.max_message_bytes
-        )
+    landers: list[Lander] = []
+    with _interruptible():
         try:
-            landed = KafkaLander(lander, source, sys.stdout).land_once()
-        except LandingError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        if stop is None or landed:
+            spark = active_session(params)
+            _catch_interrupts()  # again: pyspark's context installs a SIGINT handler of its own
+            # With --watch, StopFlag takes the signals over: they stop the watch (exit 0).
+            stop = StopFlag() if args.watch else None
+            checkpoints = CheckpointStore(home / "ingest_checkpoints", table.name)
+            while True:
+                started = time.monotonic()
+                lander = Lander(
+                    spark,
+                    table,
+                    checkpoints,
+                    chunk_size=args.chunk_size,
+                    max_message_bytes=args.max_message_bytes,
+                )
+                landers.append(lander)
+                try:
+                    landed = KafkaLander(lander, source, sys.stdout).land_once()
+                except LandingError as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return EXIT_FAILED
+                if stop is None or landed:
+                    print(
+                        f"{table.qualified_name}: landed {landed} record(s) from {topics} "
+                        f"(batch {lander.report.batch_id}) in {time.monotonic() - started:.1f}s",
+                        flush=True,
+                    )
+                if stop is None:
+                    return EXIT_OK
+                if not landed:
+                    stop.sleep(args.interval)
+                if stop.stopped:
+                    print(f"stopped watching {topics}", flush=True)
+                    return EXIT_OK
+        except (Interrupted, KeyboardInterrupt):
+            committed = sum(lander.report.landed for lander in landers)
             print(
-                f"{table.qualified_name}: landed {landed} record(s) from {topics} "
-                f"(batch {lander.report.batch_id}) in {time.monotonic() - started:.1f}s",
+                f"interrupted: {committed:,} messages committed; run the same command again to resume",
+                file=sys.stderr,
                 flush=True,
             )
-        if stop is None:
-            return EXIT_OK
-        if not landed:
-            stop.sleep(args.interval)
-        if stop.stopped:
-            print(f"stopped watching {topics}", flush=True)
-            return EXIT_OK
+            return EXIT_INTERRUPTED
 
 
 def generate_command(args: argparse.Namespace) -> int:
@@ -463,13 +571,16 @@ def scaffold_command(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse
     from dbt.adapters.spark_embedded.python_submissions import active_session
 
-    from python_ingest.profile import ProfileError, target_spark_parameters
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
     try:
         params = target_spark_parameters(args.target)
+        home = lakehouse_dir(args.target)
+        if home is not None:
+            check_lakehouse(home)  # only land creates a lakehouse
     except (ProfileError, LakehouseConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -496,7 +607,7 @@ def scaffold_command(args: argparse.Namespace) -> int:
 
 def lakehouse_command(args: argparse.Namespace) -> int:
     from dbt.adapters.spark_embedded import services
-    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse
 
     from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
@@ -509,13 +620,21 @@ def lakehouse_command(args: argparse.Namespace) -> int:
     if home is None:
         print("error: the target has no lakehouse_dir whose services to run", file=sys.stderr)
         return EXIT_USAGE
+    if args.action != "start" and not home.exists():  # nothing runs there; and nothing to create
+        print(f"nothing runs for {home}: there is no lakehouse there")
+        return EXIT_OK if args.action == "stop" else EXIT_FAILED
+    try:
+        check_lakehouse(home)  # only land creates a lakehouse
+    except LakehouseConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.action == "stop":
             stopped = services.stop_services(home)
             print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing was running for {home}")
             return EXIT_OK
         if args.action == "start":
-            services.start_sql_endpoint(home, params)
+            services.start_sql_endpoint(home, params, args.port)
         endpoint, metastore = services.sql_endpoint_state(home), services.metastore_state(home)
     except services.ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -33,6 +33,7 @@ from python_ingest.containers import (
     iter_messages,
     past_blank_lines,
 )
+from python_ingest.input_check import InputCheck
 
 AUTO = "auto"  # land --format auto: each message's producer recognised by its shape
 CHUNK_PROPERTY = "cdc.ingest-chunk"
@@ -227,6 +228,7 @@ class Lander:
         accept: Callable[[RawMessage], bool] | None = None,
         stop: StopFlag | None = None,
         watch: WatchState | None = None,
+        check: InputCheck | None = None,
     ) -> None:
         self.spark = spark
         self.table = table
@@ -244,6 +246,7 @@ class Lander:
         self.kill_switch = KillSwitch(os.environ.get(KILL_ENV))
         self.stop = stop  # land --watch: stop reading when set, commit what was read
         self.watch = watch  # land --watch: what earlier passes found, and a line per commit
+        self.check = check  # refuses a new file that is not text or is another producer's
         self._appender: Any = None  # the table, for appends without a Spark job (iceberg_files)
         self._writer: ThreadPoolExecutor | None = None
         self._writing: Future | None = None
@@ -385,6 +388,8 @@ class Lander:
         if self.watch is not None and seen in (self.watch.quiet.get(key), self.watch.refused.get(key)):
             return
         state = self.checkpoints.files.get(key)
+        if state is None and self.check is not None and self.check.refusal(path, seen):
+            return  # not landed, and no checkpoint: a run with the right flags lands it
         self.report.files += 1
         if state is not None:
             head_length, head_sha = file_head(path, state.head_length)
