@@ -149,6 +149,151 @@ def test_the_toast_placeholder_is_left_out_of_the_image() -> None:
     assert decoded.decode_image(image, {}) == {"id": "1"}
 
 
+# The placeholder in the form each column type gives it, as the PostgreSQL connector 3.5 sent
+# them for unchanged TOASTed columns (docs/real_producers.md, "Unchanged TOASTed values").
+PLACEHOLDERS = {
+    "text": "__debezium_unavailable_value",
+    "jsonb": "__debezium_unavailable_value",
+    "bytea": "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==",
+    "text[]": ["__debezium_unavailable_value"],
+    "int[]": [95, 95, 100, 101, 98, 101, 122, 105, 117, 109, 95, 117, 110, 97, 118, 97, 105, 108]
+    + [97, 98, 108, 101, 95, 118, 97, 108, 117, 101],
+    "bytea[]": ["X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="],
+    "uuid[]": ["b68a35a7-17ad-35b3-af2a-ae46edb4545a"],
+    "hstore (json)": '{"__debezium_unavailable_value":"__debezium_unavailable_value"}',
+    "hstore (map)": {"__debezium_unavailable_value": "__debezium_unavailable_value"},
+    "point": {"x": -99999999.0, "y": -99999999.0, "wkb": "AQ==", "srid": None},
+}
+
+
+@pytest.mark.parametrize("column_type", sorted(PLACEHOLDERS))
+def test_the_placeholder_of_every_column_type_is_left_out(column_type: str) -> None:
+    image = json.dumps({"id": 1, "c": PLACEHOLDERS[column_type]})
+    assert decoded.decode_image(image, {}) == {"id": "1"}
+
+
+@pytest.mark.parametrize(
+    "value", [["x", "__debezium_unavailable_value"], [95, 95], {"a": "__debezium_unavailable_value"}, "x"]
+)
+def test_values_that_only_resemble_a_placeholder_are_kept(value) -> None:
+    assert "c" in decoded.decode_image(json.dumps({"c": value}), {})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "text"),
+    [
+        # MariaDB TIME: negative and beyond a day; the sign is the whole value's.
+        ({"type": "int64", "name": "io.debezium.time.MicroTime"}, -3_020_399_000_000, "-838:59:59"),
+        ({"type": "int64", "name": "io.debezium.time.MicroTime"}, -5_400_250_000, "-01:30:00.25"),
+        ({"type": "int64", "name": "io.debezium.time.MicroTime"}, -1_000_000, "-00:00:01"),
+        ({"type": "int64", "name": "io.debezium.time.MicroTime"}, 3_020_399_000_000, "838:59:59"),
+        ({"type": "int64", "name": "io.debezium.time.MicroTime"}, 86_400_000_000, "24:00:00"),
+        # Bits: little-endian bytes, as the number MariaDB's `b + 0` prints.
+        ({"type": "bytes", "name": "io.debezium.data.Bits"}, "/wM=", "1023"),
+        ({"type": "bytes", "name": "io.debezium.data.Bits"}, "AQA=", "1"),
+        ({"type": "bytes", "name": "io.debezium.data.Bits"}, "", "0"),
+        ({"type": "bytes", "name": "io.debezium.data.Bits"}, "//////////8=", "18446744073709551615"),
+        # interval.handling.mode=string, in PostgreSQL's own output style.
+        (
+            {"type": "string", "name": "io.debezium.time.Interval"},
+            "P1Y2M3DT4H5M6.789S",
+            "1 year 2 mons 3 days 04:05:06.789",
+        ),
+        ({"type": "string", "name": "io.debezium.time.Interval"}, "P0Y0M-3DT4H0M0S", "-3 days +04:00:00"),
+        (
+            {"type": "string", "name": "io.debezium.time.Interval"},
+            "P-1Y-2M3DT-4H-5M-6.000001S",
+            "-1 years -2 mons +3 days -04:05:06.000001",
+        ),
+        (
+            {"type": "string", "name": "io.debezium.time.Interval"},
+            "P0Y0M0DT0H0M1.003690999S",
+            "00:00:01.003691",
+        ),
+        ({"type": "string", "name": "io.debezium.time.Interval"}, "P0Y0M0DT25H0M0S", "25:00:00"),
+        ({"type": "string", "name": "io.debezium.time.Interval"}, "P0Y0M0DT0H0M0S", "00:00:00"),
+        (
+            {"type": "string", "name": "io.debezium.time.Interval"},
+            "P-178000000Y0M0DT0H0M0S",
+            "-178000000 years",
+        ),
+        # timetz in UTC.
+        ({"type": "string", "name": "io.debezium.time.ZonedTime"}, "10:00Z", "10:00:00Z"),
+        ({"type": "string", "name": "io.debezium.time.ZonedTime"}, "13:45:30.5+02:00", "11:45:30.5Z"),
+        # Floating point: the shortest text that reads back as the same number.
+        ({"type": "double"}, 100.0, "100"),
+        ({"type": "double"}, "NaN", "NaN"),
+        ({"type": "double"}, "-Infinity", "-Infinity"),
+        ({"type": "float"}, 3.4028234663852886e38, "3.4028235e+38"),
+        ({"type": "float"}, 0.10000000149011612, "0.1"),
+        ({"type": "float"}, -0.0, "-0"),
+        # BIGINT UNSIGNED, bigint.unsigned.handling.mode=precise: a Decimal of scale 0.
+        (
+            {
+                "type": "bytes",
+                "name": DECIMAL,
+                "parameters": {"scale": "0", "connect.decimal.precision": "20"},
+            },
+            "AP//////////",
+            "18446744073709551615",
+        ),
+        # Geometries: a point as PostgreSQL prints one, others as WKB in base64.
+        (
+            {"type": "struct", "name": "io.debezium.data.geometry.Point"},
+            {"x": 1.5, "y": 2.0, "wkb": "AQ==", "srid": None},
+            "(1.5,2)",
+        ),
+        (
+            {"type": "struct", "name": "io.debezium.data.geometry.Geometry"},
+            {"wkb": "AQE=", "srid": None},
+            "AQE=",
+        ),
+        (
+            {"type": "struct", "name": "io.debezium.data.geometry.Geometry"},
+            {"wkb": "AQE=", "srid": 4326},
+            "SRID=4326;AQE=",
+        ),
+    ],
+)
+def test_lossless_connector_settings_decode_to_the_databases_values(field: dict, value, text: str) -> None:
+    assert decoded.decode_value(value, {"field": "c", **field}) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "text"),
+    [
+        ("io.debezium.time.MicroTimestamp", -62_135_596_800_000_000, "0001-01-01 00:00:00"),
+        ("io.debezium.time.Timestamp", -62_135_596_800_000, "0001-01-01 00:00:00"),
+        ("io.debezium.time.ZonedTimestamp", "0999-12-31T23:59:59.5Z", "0999-12-31 23:59:59.5"),
+    ],
+)
+def test_years_below_1000_keep_four_digits(name: str, value, text: str) -> None:
+    assert decoded.decode_value(value, {"field": "c", "type": "", "name": name}) == text
+
+
+def test_an_interval_debezium_did_not_write_is_an_error() -> None:
+    with pytest.raises(decoded.DecodeError, match="ISO 8601"):
+        decoded.decode_value("1 year", {"field": "c", "type": "string", "name": "io.debezium.time.Interval"})
+
+
+def test_a_key_change_names_the_old_key_decoded_with_the_keys_schema() -> None:
+    key_schema = {
+        "type": "struct",
+        "fields": [{"field": "day", "type": "int32", "name": "io.debezium.time.Date"}],
+    }
+    create = message(
+        key_text=json.dumps({"day": 20161}),
+        key_schema_text=json.dumps(key_schema),
+        old_key_text=json.dumps({"day": 20160}),
+        after_text="{}",
+    )
+    result = decoded.decode_message(create, {})
+    assert result["primary_key"] == {"day": "2025-03-14"} and result["previous_key"] == {"day": "2025-03-13"}
+    assert decoded.decode_message(message(key_text='{"id": 1}', after_text="{}"), {})["previous_key"] is None
+    broken = message(key_text='{"id": 1}', old_key_text="[1]", after_text="{}")
+    assert "__debezium.oldkey" in decoded.decode_message(broken, {})["decode_error"]
+
+
 def message(**values) -> SimpleNamespace:
     row = dict.fromkeys(decoded.INPUT_COLUMNS)
     row.update(table_id="t.s.x", message_kind="row", operation_code="c")

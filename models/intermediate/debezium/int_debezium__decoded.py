@@ -19,8 +19,13 @@ Incremental: a run decodes the row changes staged since its last run.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
+import struct
+import uuid
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -28,6 +33,48 @@ from pyspark.sql import types as T
 UNAVAILABLE = "__debezium_unavailable_value"
 MAX_SCALE = 16_383  # the largest scale a source database gives a decimal (PostgreSQL numeric)
 UNAVAILABLE_BYTES = base64.b64encode(UNAVAILABLE.encode()).decode()
+# Java's UUID.nameUUIDFromBytes of the placeholder: an MD5 name-based (version 3) UUID.
+_UNAVAILABLE_MD5 = bytearray(hashlib.md5(UNAVAILABLE.encode()).digest())  # noqa: S324 - Java's UUID v3 is MD5
+_UNAVAILABLE_MD5[6] = (_UNAVAILABLE_MD5[6] & 0x0F) | 0x30
+_UNAVAILABLE_MD5[8] = (_UNAVAILABLE_MD5[8] & 0x3F) | 0x80
+UNAVAILABLE_UUID = str(uuid.UUID(bytes=bytes(_UNAVAILABLE_MD5)))
+# What the PostgreSQL connector sends for an unchanged TOASTed value, by the column's type
+# (docs/real_producers.md, "Unchanged TOASTed values"): the placeholder as text, as bytes, as a
+# one-element text, bytes or uuid array, as an int or bigint array of the placeholder's bytes,
+# and as an hstore (a map or its JSON text) from the placeholder to itself.
+UNAVAILABLE_FORMS = (
+    UNAVAILABLE,
+    UNAVAILABLE_BYTES,
+    [UNAVAILABLE],
+    [UNAVAILABLE_BYTES],
+    [UNAVAILABLE_UUID],
+    list(UNAVAILABLE.encode()),
+    {UNAVAILABLE: UNAVAILABLE},
+    json.dumps({UNAVAILABLE: UNAVAILABLE}, separators=(",", ":")),
+)
+# The geometry placeholders (PostGIS): a point at (-99999999, -99999999), and these WKB values.
+UNAVAILABLE_POINT = (-99999999.0, -99999999.0)
+UNAVAILABLE_WKB = {
+    base64.b64encode(bytes.fromhex(h)).decode()
+    for h in (
+        "0101000020E6100000000000FC83D797C1000000FC83D797C1",
+        "0101000020E61000000C21E7FDFF7F66401842CEFBFF7F5640",
+    )
+}
+BITS = "io.debezium.data.Bits"
+INTERVAL = "io.debezium.time.Interval"
+POINT = "io.debezium.data.geometry.Point"
+GEOMETRIES = ("io.debezium.data.geometry.Geometry", "io.debezium.data.geometry.Geography")
+ISO_INTERVAL = re.compile(
+    r"P(?P<years>-?\d+)Y(?P<months>-?\d+)M(?P<days>-?\d+)D"
+    r"T(?P<hours>-?\d+)H(?P<minutes>-?\d+)M(?P<seconds>-?\d+(?:\.\d+)?)S"
+)
+ZONED_TIME = re.compile(
+    r"(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,9}))?)?"
+    r"(?:Z|(?P<sign>[+-])(?P<offset_hour>\d{2})(?::?(?P<offset_minute>\d{2}))?)"
+)
+FLOAT32 = ("float32", "float")  # Connect's FLOAT32 (JsonConverter writes `float`)
+FLOATS = (*FLOAT32, "float64", "double")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 EPOCH_DATE = EPOCH.date()
 
@@ -68,15 +115,138 @@ def _fraction(microseconds: int) -> str:
 def timestamp_text(moment: datetime) -> str:
     """`yyyy-MM-dd HH:mm:ss[.ffffff]` in UTC, trailing zeros of the fraction dropped."""
     moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M:%S") + _fraction(moment.microsecond)
+    # Not strftime: its %Y does not pad years below 1000 to four digits on every platform.
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} "
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    ) + _fraction(moment.microsecond)
 
 
 def time_text(microseconds: int) -> str:
-    """`HH:mm:ss[.ffffff]` for a time of day given in microseconds."""
-    seconds, micros = divmod(int(microseconds), 1_000_000)
+    """`[-]HH:mm:ss[.ffffff]` for a time given in microseconds: a time of day, or a MariaDB
+    TIME, which runs from -838:59:59 to 838:59:59 (the sign applies to the whole value)."""
+    sign = "-" if int(microseconds) < 0 else ""
+    seconds, micros = divmod(abs(int(microseconds)), 1_000_000)
     minutes, second = divmod(seconds, 60)
     hour, minute = divmod(minutes, 60)
-    return f"{hour:02d}:{minute:02d}:{second:02d}" + _fraction(micros)
+    return f"{sign}{hour:02d}:{minute:02d}:{second:02d}" + _fraction(micros)
+
+
+def zoned_time_text(text: str) -> str:
+    """io.debezium.time.ZonedTime (a time with its offset, PostgreSQL `timetz`) in UTC as
+    `HH:mm:ss[.ffffff]Z`: `11:45:30.5Z`; `13:45:30.5+02:00` gives the same."""
+    found = ZONED_TIME.fullmatch(text.strip())
+    if not found:
+        raise DecodeError(f"{text!r} is not a time with an offset")
+    part = found.groupdict()
+    fraction = (part["fraction"] or "").ljust(6, "0")[:6]
+    micros = (
+        int(part["hour"]) * 3600 + int(part["minute"]) * 60 + int(part["second"] or 0)
+    ) * 1_000_000 + int(fraction or 0)
+    if part["sign"]:
+        offset = (int(part["offset_hour"]) * 3600 + int(part["offset_minute"] or 0) * 60) * 1_000_000
+        micros -= offset if part["sign"] == "+" else -offset
+        micros %= 86_400_000_000
+    return time_text(micros) + "Z"
+
+
+def float_text(value: float) -> str:
+    """A floating-point number as the shortest decimal that reads back as the same value, an
+    integral one without `.0`: `100`, `1.5`, `3.4028235e+38`, `NaN`, `Infinity`, `-Infinity`."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def float32_text(value: float) -> str:
+    """A single-precision number as the shortest decimal that reads back as the same
+    single-precision value (as PostgreSQL prints a `real`), in float_text's spelling."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return float_text(value)
+    single = _single(value)
+    if single is None:
+        return float_text(value)
+    for digits in range(1, 10):
+        text = f"{single:.{digits}g}"
+        if _single(float(text)) == single:
+            return float_text(float(text))
+    return float_text(single)
+
+
+def _single(value: float) -> float | None:
+    """`value` rounded to single precision; None beyond its range."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return None
+
+
+def bits_text(encoded: str) -> str:
+    """io.debezium.data.Bits (BIT(n), bit varying): base64 of the bits as a little-endian
+    unsigned integer; the number, as MariaDB's `b + 0` prints it (`b'1111111111'` → `1023`)."""
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (ValueError, TypeError) as exc:
+        raise DecodeError(f"{encoded!r} is not base64") from exc
+    return str(int.from_bytes(raw, "little", signed=False))
+
+
+def _count(value: int, unit: str, signed: bool) -> str:
+    plus = "+" if signed and value > 0 else ""
+    return f"{plus}{value} {unit}{'' if value == 1 else 's'}"
+
+
+def interval_text(iso: str) -> str:
+    """io.debezium.time.Interval (`interval.handling.mode=string`, ISO 8601 with a sign per
+    field: `P1Y2M3DT4H5M6.789S`, `P0Y0M-3DT4H0M0S`) in PostgreSQL's own output style
+    (IntervalStyle `postgres`): `1 year 2 mons 3 days 04:05:06.789`, `-3 days +04:00:00`."""
+    found = ISO_INTERVAL.fullmatch(iso.strip())
+    if not found:
+        raise DecodeError(f"{iso!r} is not an ISO 8601 interval as Debezium writes it")
+    part = found.groupdict()
+    months = int(part["years"]) * 12 + int(part["months"])
+    days = int(part["days"])
+    seconds = Decimal(part["seconds"])
+    micros = (int(part["hours"]) * 3600 + int(part["minutes"]) * 60) * 1_000_000 + int(
+        (seconds * 1_000_000).to_integral_value()
+    )
+    pieces: list[str] = []
+    negative_before = False
+    for value, unit in ((int(months / 12), "year"), (months - int(months / 12) * 12, "mon"), (days, "day")):
+        if value:
+            pieces.append(_count(value, unit, negative_before))
+            negative_before = value < 0
+    if micros or not pieces:
+        sign = "-" if micros < 0 else "+" if negative_before else ""
+        whole, fraction = divmod(abs(micros), 1_000_000)
+        minutes, second = divmod(whole, 60)
+        hour, minute = divmod(minutes, 60)
+        pieces.append(f"{sign}{hour:02d}:{minute:02d}:{second:02d}{_fraction(fraction)}")
+    return " ".join(pieces)
+
+
+def geometry_text(value, name: str) -> str:
+    """A point as PostgreSQL prints one, `(x,y)`; other geometries (struct `wkb`, `srid`) as
+    their WKB in base64, after `SRID=n;` when the value has a spatial reference."""
+    if not isinstance(value, dict):
+        raise DecodeError("a geometry is not a struct")
+    if name == POINT and value.get("x") is not None and value.get("y") is not None:
+        return f"({float_text(float(value['x']))},{float_text(float(value['y']))})"
+    wkb = value.get("wkb")
+    if not isinstance(wkb, str):
+        raise DecodeError("a geometry without its WKB")
+    return f"SRID={int(value['srid'])};{wkb}" if value.get("srid") else wkb
+
+
+def is_unavailable(value) -> bool:
+    """Whether `value` is the connector's placeholder for an unchanged TOASTed value, in the
+    form the column's type gives it (UNAVAILABLE_FORMS, and the geometry placeholders)."""
+    if isinstance(value, dict) and ("wkb" in value or "x" in value):
+        return value.get("wkb") in UNAVAILABLE_WKB or (value.get("x"), value.get("y")) == UNAVAILABLE_POINT
+    return any(type(value) is type(form) and value == form for form in UNAVAILABLE_FORMS)
 
 
 def epoch_text(value: int, per_second: int) -> str:
@@ -159,11 +329,22 @@ def decode_value(value, field: dict) -> str | None:
             if not isinstance(value, dict):
                 return plain_text(value)
             return decimal_text(unscaled_integer(value["value"]), int(value["scale"]))
+        if name == "io.debezium.time.ZonedTime" and isinstance(value, str):
+            return zoned_time_text(value)
+        if name == BITS and isinstance(value, str):
+            return bits_text(value)
+        if name == INTERVAL and isinstance(value, str):
+            return interval_text(value)
+        if name == POINT or name in GEOMETRIES:
+            return geometry_text(value, name)
+        if kind in FLOATS and isinstance(value, int | float | str) and not isinstance(value, bool):
+            # Jackson writes NaN and the infinities as the strings "NaN", "Infinity", "-Infinity".
+            return (float32_text if kind in FLOAT32 else float_text)(float(value))
         if kind == "boolean" and isinstance(value, str):
             return {"true": "true", "1": "true", "false": "false", "0": "false"}[value.lower()]
         if kind in ("int8", "int16", "int32", "int64") and isinstance(value, str):
             return str(int(value))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, InvalidOperation) as exc:
         raise DecodeError(
             f"column {field.get('field')!r}: {value!r} is not a valid {name or kind} ({exc})"
         ) from exc
@@ -193,6 +374,9 @@ def spark_type(field: dict) -> str:
         scale = int(parameters.get("scale", 0))
         precision = int(parameters.get("connect.decimal.precision", 38))
         return f"decimal({max(precision, scale, 1)},{scale})" if precision <= 38 else "string"
+    if name == BITS:  # the number of up to 64 bits fits decimal(20,0)
+        length = int((field.get("parameters") or {}).get("length") or 65)
+        return "decimal(20,0)" if length <= 64 else "string"
     return SPARK_TYPES.get(name) or ("string" if name else SPARK_TYPES.get(field.get("type", ""), "string"))
 
 
@@ -222,7 +406,7 @@ def decode_image(text: str | None, fields: dict[str, dict]) -> dict[str, str | N
         raise DecodeError("a row image is not a JSON object")
     decoded = {}
     for column, value in image.items():
-        if value in (UNAVAILABLE, UNAVAILABLE_BYTES):
+        if is_unavailable(value):
             continue
         field = fields.get(column)
         decoded[column] = decode_value(value, field) if field else plain_text(value)
@@ -249,7 +433,16 @@ def decode_message(row, declared: dict) -> dict:
         return {**EMPTY_RESULT, "decode_error": failure_text(exc)}
 
 
-EMPTY_RESULT = dict.fromkeys(("primary_key", "before", "after", "source_columns", "decode_error"))
+EMPTY_RESULT = dict.fromkeys(
+    ("primary_key", "previous_key", "before", "after", "source_columns", "decode_error")
+)
+
+
+def decode_key(key_object: dict, key_fields: dict[str, dict]) -> dict[str, str | None]:
+    """A Kafka key (or the old key of a key change) as column → text, by the key's fields."""
+    return {
+        c: decode_value(v, key_fields[c]) if c in key_fields else plain_text(v) for c, v in key_object.items()
+    }
 
 
 def _decode_message(row, declared: dict) -> dict:
@@ -268,10 +461,14 @@ def _decode_message(row, declared: dict) -> dict:
             if not isinstance(key_object, dict):
                 raise DecodeError("the Kafka key is not a JSON object")
             key_fields = {f["field"]: f for f in schema_fields(row.key_schema_text)} or fields
-            key = {
-                c: decode_value(v, key_fields[c]) if c in key_fields else plain_text(v)
-                for c, v in key_object.items()
-            }
+            key = decode_key(key_object, key_fields)
+            if row.old_key_text and row.operation_code == "c":
+                # A primary-key change: the create of the new key names the old key in the header
+                # __debezium.oldkey, the key's JSON without its schema (the key's fields decode it).
+                old_key = json.loads(row.old_key_text)
+                if not isinstance(old_key, dict):
+                    raise DecodeError("the header __debezium.oldkey is not a JSON object")
+                result["previous_key"] = decode_key(old_key, key_fields)
         else:
             key_columns = [c for c, (_, is_key, _) in sorted(table.items(), key=lambda i: i[1][2]) if is_key]
             image = after if row.operation_code != "d" else before
@@ -312,6 +509,7 @@ TEXT_MAP = T.MapType(T.StringType(), T.StringType())
 DECODED = T.StructType(
     [
         T.StructField("primary_key", TEXT_MAP),
+        T.StructField("previous_key", TEXT_MAP),
         T.StructField("before", TEXT_MAP),
         T.StructField("after", TEXT_MAP),
         T.StructField(
@@ -341,6 +539,7 @@ INPUT_COLUMNS = [
     "after_schema_text",
     "key_text",
     "key_schema_text",
+    "old_key_text",
 ]
 
 
@@ -381,6 +580,7 @@ def model(dbt, session):
     ).select(
         "message_id",
         "decoded.primary_key",
+        "decoded.previous_key",
         "decoded.before",
         "decoded.after",
         "decoded.source_columns",
