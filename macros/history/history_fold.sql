@@ -70,8 +70,12 @@
         case
             when {{ deletes }}
                 then coalesce({{ last }}.row_data, change.before, {{ empty_image }})
-            when change.operation in ('insert', 'snapshot') and not {{ is_live }}
+            when change.operation in ('insert', 'snapshot') and not {{ is_live }} and change.carried is null
                 then coalesce(change.after, {{ empty_image }})
+            {#- The insert of a key change continues the old key's row: the columns it did not send
+                keep the old key's last values (`carried`, cdc_history). #}
+            when change.operation in ('insert', 'snapshot') and not {{ is_live }}
+                then {{ merge_images('change.carried', 'coalesce(change.after, ' ~ empty_image ~ ')') }}
             else {{ merge_images(
                 'coalesce(case when ' ~ is_live ~ ' then ' ~ last ~ '.row_data end, change.before, ' ~ empty_image ~ ')',
                 'coalesce(change.after, ' ~ empty_image ~ ')'
@@ -93,19 +97,20 @@
     element_at(transform(array({{ image_expression }}), image -> case
         when change.operation = 'truncate' and not {{ is_live }} then acc
         when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-            '1', 'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+            '1', 'change.change_id', 'change.sequence', 'change.operation', 'change.commit_ts', deletes, image
         ) }}))
         when {{ joins_transaction }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-            last ~ '.version_number', last ~ '.change_id',
+            last ~ '.version_number', last ~ '.change_id', last ~ '.sequence',
             'case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else ' ~ last ~ '.operation end',
             last ~ '.commit_ts', deletes, image
         ) }}))
         when {{ touches_only_ignored }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
-            last ~ '.version_number', last ~ '.change_id', last ~ '.operation', last ~ '.commit_ts', 'false', image
+            last ~ '.version_number', last ~ '.change_id', last ~ '.sequence', last ~ '.operation',
+            last ~ '.commit_ts', 'false', image
         ) }}))
         else concat(acc, array({{ history_version(
             'case when size(acc) > 0 then ' ~ last ~ '.version_number + 1 else 1 end',
-            'change.change_id', 'change.operation', 'change.commit_ts', deletes, image
+            'change.change_id', 'change.sequence', 'change.operation', 'change.commit_ts', deletes, image
         ) }}))
     end), 1)
 {%- endmacro %}
@@ -113,9 +118,9 @@
 
 {#- The fields of one version in the fold's state, in order, with their Spark
     types: the metadata columns of gold.cdc_history it carries (their types
-    from history_metadata_columns), the commit time of the change that
-    started it (valid_from's type), the transaction of its last change, and
-    its row image. -#}
+    from history_metadata_columns), the source position (`sequence`) of the
+    change that started it, the commit time of that change (valid_from's
+    type), the transaction of its last change, and its row image. -#}
 {% macro history_version_fields() -%}
     {%- set types = {} -%}
     {%- for column in history_metadata_columns() -%}
@@ -124,6 +129,7 @@
     {{ return([
         ('version_number', types.version_number),
         ('change_id', types.change_id),
+        ('sequence', 'string'),
         ('operation', types.operation),
         ('commit_ts', types.valid_from),
         ('transaction_id', 'string'),
@@ -134,10 +140,11 @@
 
 
 {#- One version in the fold's state (of the type of empty_history), for the change `change` of the fold. -#}
-{% macro history_version(version_number, change_id, operation, commit_ts, is_deleted, row_data) -%}
+{% macro history_version(version_number, change_id, sequence, operation, commit_ts, is_deleted, row_data) -%}
     {%- set values = {
         'version_number': version_number,
         'change_id': change_id,
+        'sequence': sequence,
         'operation': operation,
         'commit_ts': commit_ts,
         'transaction_id': 'change.transaction_id',

@@ -1,3 +1,5 @@
+{#- The folds need more analyzer rounds than Spark's default 100: the session targets set
+    spark.sql.analyzer.maxIterations in profiles.yml, the pre-hook sets it on a Thrift Server. -#}
 {{
     config(
         materialized='incremental',
@@ -5,6 +7,7 @@
         unique_key=['key_hash', 'version_number'],
         merge_replace_by='key_hash',
         on_schema_change='fail',
+        pre_hook="set spark.sql.analyzer.maxIterations = 1000",
         post_hook=[
             "{{ record_read_positions([ref('cdc_changes')]) }}",
             "{{ drop_merge_replacement(this) }}",
@@ -103,15 +106,65 @@ truncates as (
     ),
 {%- endif %}
 
+{#- The key an insert's before image names: its entries for the insert's key columns. -#}
+{%- set previous_key = 'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))' %}
+
 key_rows as (
     select
         key_hash,
         first(table_id) as table_id,
         first(primary_key) as primary_key,
         min(sequence) as first_sequence,
-        collect_list(struct(sequence, change_id, operation, commit_ts, transaction_id, before, after)) as changes
-    from key_changes
+        collect_list(struct(
+            sequence,
+            change_id,
+            operation,
+            commit_ts,
+            transaction_id,
+            before,
+            after,
+            {#- What a continuing insert starts from: nothing known yet (the passes below fill in
+                the old key's image); null for every other change. #}
+            case
+                when continues_key then cast(map() as map<string, string>)  -- noqa: LT01
+            end as carried
+        )) as changes
+    from (
+        select
+            *,
+            coalesce(previous_key_hash <> key_hash, false) as continues_key
+        from (
+            select
+                *,
+                case
+                    when operation = 'insert' and before is not null
+                        then {{ key_hash('table_id', previous_key) }}
+                end as previous_key_hash
+            from key_changes
+        ) as keyed
+    ) as marked
     group by key_hash
+),
+
+continuations as (
+    -- Inserts that continue another key's row: the insert of a primary-key change names the
+    -- old key in its before image (int_debezium__changes), and the columns it did not send
+    -- (unchanged TOASTed values) keep the old key's last values.
+    select *
+    from (
+        select
+            key_hash,
+            change_id,
+            sequence,
+            {{ key_hash('table_id', previous_key) }} as previous_key_hash
+        from key_changes
+        where operation = 'insert' and before is not null
+    ) as inserts
+    where previous_key_hash <> key_hash
+),
+
+previous_keys as (
+    select distinct previous_key_hash from continuations
 ),
 
 table_truncates as (
@@ -129,7 +182,8 @@ table_truncates as (
             commit_ts,
             transaction_id,
             cast(null as map<string, string>) as before,  -- noqa: LT01
-            cast(null as map<string, string>) as after  -- noqa: LT01
+            cast(null as map<string, string>) as after,  -- noqa: LT01
+            cast(null as map<string, string>) as carried  -- noqa: LT01
         )) as truncates
     from truncates
     group by table_id
@@ -160,20 +214,116 @@ per_key as (
     left join table_truncates on key_rows.table_id = table_truncates.table_id
 ),
 
-folded as (
+{%- set fold_settings = {
+    'scd_type': 'scd_type', 'ignore_columns': 'ignore_columns', 'collapse_transactions': 'collapse_transactions'
+} %}
+
+folded_1 as (
     select
-        per_key.key_hash,
-        per_key.table_id,
-        per_key.primary_key,
-        {{ history_fold(
-            'per_key.changes',
-            scd_type='coalesce(settings.scd_type, 2)',
-            ignore_columns='coalesce(settings.ignore_columns, cast(array() as array<string>))',
-            collapse_transactions='coalesce(settings.collapse_transactions, false)'
-        ) }} as history
-    from per_key
-    left join settings on per_key.table_id = settings.table_id
+        keyed.*,
+        {{ history_fold('keyed.changes', **fold_settings) }} as history
+    from (
+        select
+            per_key.*,
+            coalesce(settings.scd_type, 2) as scd_type,
+            coalesce(settings.ignore_columns, cast(array() as array<string>)) as ignore_columns,
+            coalesce(settings.collapse_transactions, false) as collapse_transactions
+        from per_key
+        left join settings on per_key.table_id = settings.table_id
+    ) as keyed
 ),
+
+{# A key change's insert carries the old key's image just before it: the old key's last
+    version before the insert's sequence, from this run's fold or, for an old key this run does
+    not fold, from the stored history. Each further pass folds the continuing keys again with
+    those images, so a chain of key changes within one run (1 → 2 → 1) is carried through as
+    many links as there are passes after the first. #}
+{% set passes = 3 %}
+{% set fold_columns = [
+    '@key_hash', '@table_id', '@primary_key', '@scd_type', '@ignore_columns', '@collapse_transactions'
+] %}
+{% if is_incremental() -%}
+    stored_versions as (
+        select /*+ broadcast(previous_keys) */
+            stored.key_hash,
+            stored.sequence,
+            stored.row_data
+        from {{ this }} as stored
+        inner join previous_keys on stored.key_hash = previous_keys.previous_key_hash
+        left anti join key_rows on stored.key_hash = key_rows.key_hash
+    ),
+{%- endif %}
+{% for pass in range(1, passes) %}
+    versions_{{ pass }} as (
+        select /*+ broadcast(previous_keys) */
+            folded_{{ pass }}.key_hash,
+            version.sequence,
+            version.row_data
+        from folded_{{ pass }}
+        inner join previous_keys on folded_{{ pass }}.key_hash = previous_keys.previous_key_hash
+            lateral view explode(folded_{{ pass }}.history) as version
+        {%- if is_incremental() %}
+            union all
+            select * from stored_versions
+        {%- endif %}
+    ),
+
+    carried_{{ pass }} as (
+        select
+            key_hash,
+            collect_list(struct(change_id, image)) as images
+        from (
+            select
+                continuations.key_hash,
+                continuations.change_id,
+                max_by(versions_{{ pass }}.row_data, versions_{{ pass }}.sequence) as image
+            from continuations
+            inner join versions_{{ pass }}
+                on
+                    continuations.previous_key_hash = versions_{{ pass }}.key_hash
+                    and versions_{{ pass }}.sequence < continuations.sequence
+            group by continuations.key_hash, continuations.change_id
+        ) as images
+        group by key_hash
+    ),
+
+    folded_{{ pass + 1 }} as (
+        select
+            {{ fold_columns | join(', ') | replace('@', 'refolded.') }},
+            refolded.changes,
+            case
+                when refolded.images is null then refolded.history
+                else {{ history_fold('refolded.changes', **fold_settings) }}
+            end as history
+        from (
+            select
+                {{ fold_columns | join(', ') | replace('@', 'folded_' ~ pass ~ '.') }},
+                folded_{{ pass }}.history,
+                carried_{{ pass }}.images,
+                case
+                    when carried_{{ pass }}.images is null then folded_{{ pass }}.changes
+                    else transform(folded_{{ pass }}.changes, change -> named_struct(
+                            'sequence', change.sequence,
+                            'change_id', change.change_id,
+                            'operation', change.operation,
+                            'commit_ts', change.commit_ts,
+                            'transaction_id', change.transaction_id,
+                            'before', change.before,
+                            'after', change.after,
+                            'carried', coalesce(
+                                try_element_at(
+                                    filter(carried_{{ pass }}.images, image -> image.change_id = change.change_id),
+                                    1
+                                ).image,
+                                change.carried
+                            )
+                        ))
+                end as changes
+            from folded_{{ pass }}
+            left join carried_{{ pass }} on folded_{{ pass }}.key_hash = carried_{{ pass }}.key_hash
+        ) as refolded
+    ),
+{% endfor %}
 
 exploded as (
     select
@@ -182,11 +332,12 @@ exploded as (
         folded.key_hash,
         version.version_number,
         version.change_id,
+        version.sequence,
         version.operation,
         version.commit_ts,
         version.is_deleted,
         version.row_data
-    from folded
+    from folded_{{ passes }} as folded
         lateral view explode(history) as version
 ),
 
@@ -213,7 +364,8 @@ final as (
         is_deleted,
         operation,
         row_data,
-        change_id
+        change_id,
+        sequence
     from periods
 )
 

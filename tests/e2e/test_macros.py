@@ -307,6 +307,8 @@ def generated_key_changes(rng: random.Random, changes: int) -> list[dict]:
                 "transaction_id": rng.choice([None, f"t{number // 3}", f"t{number // 3}"]),
                 "before": rng.choice([None, {"c1": "was"}]),
                 "after": None if operation in ("delete", "truncate") or rng.random() < 0.1 else image,
+                # An insert may continue another key's row (a key change): its carried image.
+                "carried": rng.choice([None, {"c2": "old", "c3": None}]) if operation == "insert" else None,
             }
         )
     return generated
@@ -323,7 +325,8 @@ def test_history_fold_in_chunks_makes_the_versions_of_one_fold(spark, dbt) -> No
     schema = (
         "key int, scd_type int, ignore array<string>, collapse boolean, changes array<struct<"
         "sequence: string, change_id: string, operation: string, commit_ts: timestamp, "
-        "transaction_id: string, before: map<string, string>, after: map<string, string>>>"
+        "transaction_id: string, before: map<string, string>, after: map<string, string>, "
+        "carried: map<string, string>>>"
     )
     spark.createDataFrame(keys, schema).createOrReplaceTempView("fold_keys")
     arguments = "scd_type='scd_type', ignore_columns='ignore', collapse_transactions='collapse'"

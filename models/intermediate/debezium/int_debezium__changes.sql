@@ -8,7 +8,8 @@
   from the Kafka offset, so a message redelivered after a connector restart
   (same or new offset) is a duplicate of the first copy. A primary-key
   change (delete of the old key, create of the new one, same LSN) is two
-  changes. Incremental: a run takes the messages decoded since its last run
+  changes; the create's before image is the old key (header
+  `__debezium.oldkey`), which tells gold where the row came from. Incremental: a run takes the messages decoded since its last run
   and compares them with the changes already held.
 -#}
 
@@ -20,6 +21,7 @@ messages as (
     select
         messages.*,
         decoded.primary_key,
+        decoded.previous_key,
         decoded.before as before_image,
         decoded.after as after_image,
         decoded.source_columns,
@@ -69,7 +71,12 @@ final as (
         copies.sequence,
         copies.transaction_id,
         copies.primary_key,
-        copies.before_image as before,
+        {#- A key change's create names the old key as its before image: gold carries the columns
+            it did not send (unchanged TOASTed values) from the old key's last image. -#}
+        case
+            when copies.operation = 'insert' and copies.previous_key is not null then copies.previous_key
+            else copies.before_image
+        end as before,
         case when copies.operation <> 'delete' then copies.after_image end as after,
         case
             when copies.operation in ('insert', 'snapshot') then array_sort(map_keys(copies.after_image))
