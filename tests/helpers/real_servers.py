@@ -144,6 +144,17 @@ def _receive(connection: socket.socket, size: int) -> bytes:
     return data
 
 
+def kafka_cluster_id(random_bytes: bytes) -> str:
+    """A KRaft cluster id from 16 random bytes: their URL-safe base64 (22 characters), as Kafka's
+    own ids are, but never starting with `-` (or `_`): the storage tool's argument parser would take
+    `-…` for an option (about 1 id in 64). The first character comes from the first byte's top six
+    bits; clearing its top bit keeps it among `A`–`f`."""
+    if len(random_bytes) != 16:
+        raise ValueError("a cluster id takes 16 bytes")
+    first_letter_safe = bytes([random_bytes[0] & 0x7F]) + random_bytes[1:]
+    return base64.urlsafe_b64encode(first_letter_safe).decode("ascii").rstrip("=")
+
+
 class KafkaBroker(Server):
     """Apache Kafka 4 in KRaft mode, one node as broker and controller, under
     ``<directory>/kafka``: listener ``PLAINTEXT://127.0.0.1:<port>`` (:attr:`bootstrap`),
@@ -223,9 +234,12 @@ class KafkaBroker(Server):
             LOG4J2_PROPERTIES.format(target="SYSTEM_ERR", level="WARN"), encoding="utf-8"
         )
         if not (data / "meta.properties").is_file():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
             self._java(
-                "kafka.tools.StorageTool", "format", "--cluster-id", cluster_id, "--config", str(properties)
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={kafka_cluster_id(uuid.uuid4().bytes)}",
+                "--config",
+                str(properties),
             )
 
     def _jvm(self, heap: str, log4j: str) -> list[str]:
@@ -337,7 +351,8 @@ class KafkaBroker(Server):
             out = self.tool("consume", str(wanted), str(int(timeout * 1000)), *names, timeout=timeout + 60)
         except RealServerError as exc:
             raise RealServerError(f"fewer than {min_records} records on {', '.join(names)}: {exc}") from exc
-        return [line for line in out.splitlines() if line.strip()]
+        # Records end at "\n" only: a value may hold U+2028, which splitlines() would break at.
+        return [line for line in out.split("\n") if line.strip()]
 
     def consume(
         self, topics: str | Sequence[str], min_records: int | None = None, timeout: float = 60
@@ -563,6 +578,7 @@ class MariaDB(Server):
             f"--user={self._os_user}",
             "--batch",
             "--skip-column-names",
+            "--default-character-set=utf8mb4",  # four-byte characters (emoji) too
             f"--database={database or self.database}",
         ]
         return run_program(command, "mariadb", stdin=statements).strip()
@@ -580,6 +596,30 @@ CONNECT_LOG4J2_PROPERTIES = LOG4J2_PROPERTIES.replace(
     # Not a line for every REST request.
     "logger.rest.name = org.apache.kafka.connect.runtime.rest.RestServer\nlogger.rest.level = WARN\n"
 )
+
+
+# The connector settings that keep every change and every value (docs/real_producers.md,
+# "Connector settings for a lossless lakehouse"), where Debezium's defaults skip truncates, wrap
+# unsigned BIGINTs, approximate intervals with months or move dates with two-digit years.
+LOSSLESS_SETTINGS: dict[str, dict[str, str]] = {
+    "postgresql": {
+        "skipped.operations": "none",
+        "decimal.handling.mode": "precise",
+        "interval.handling.mode": "string",
+        "hstore.handling.mode": "json",
+        "binary.handling.mode": "bytes",
+        "time.precision.mode": "adaptive",
+        "include.unknown.datatypes": "true",
+    },
+    "mariadb": {
+        "skipped.operations": "none",
+        "decimal.handling.mode": "precise",
+        "bigint.unsigned.handling.mode": "precise",
+        "binary.handling.mode": "bytes",
+        "time.precision.mode": "adaptive_time_microseconds",
+        "enable.time.adjuster": "false",
+    },
+}
 
 
 class DebeziumConnect(Server):
@@ -629,7 +669,8 @@ class DebeziumConnect(Server):
         return f"{self.maria_prefix}.{self.mariadb.database}.{table}"
 
     def connectors(self) -> dict[str, dict[str, str]]:
-        """Connector name → its settings."""
+        """Connector name → its settings: the connection, then LOSSLESS_SETTINGS, then the
+        `connector_options` given for that connector."""
         found: dict[str, dict[str, str]] = {}
         if self.postgres is not None:
             found[self.pg_prefix] = {
@@ -646,6 +687,7 @@ class DebeziumConnect(Server):
                 "publication.name": self.postgres.publication,
                 "publication.autocreate.mode": "disabled",
                 "snapshot.mode": "initial",
+                **LOSSLESS_SETTINGS["postgresql"],
             }
         if self.mariadb is not None:
             found[self.maria_prefix] = {
@@ -661,6 +703,7 @@ class DebeziumConnect(Server):
                 "snapshot.mode": "initial",
                 "schema.history.internal.kafka.bootstrap.servers": self.broker.bootstrap,
                 "schema.history.internal.kafka.topic": self.schema_history_topic,
+                **LOSSLESS_SETTINGS["mariadb"],
             }
         for name, options in self.connector_options.items():
             found[name] = {**found.get(name, {}), **options}
