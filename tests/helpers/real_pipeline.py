@@ -5,8 +5,9 @@ tests/helpers/real_workload.py, `land --kafka` and `dbt build`, and what gold ho
 
     python -m tests.helpers.real_pipeline DIR     # run it all under DIR; compare gold with the databases
 
-The connectors keep Debezium's defaults except `skipped.operations=none` (by default Debezium
-does not send truncates at all) and, on MariaDB, `provide.transaction.metadata=true` (so that
+The connectors run with the lossless settings every start of the servers uses
+(tests/helpers/real_servers.py, LOSSLESS_SETTINGS: truncates sent, unsigned BIGINTs and
+intervals exact, years as stored) and, on MariaDB, `provide.transaction.metadata=true` (so that
 transaction markers reach the lakehouse too). Two of MariaDB's table topics are created with
 three partitions before the connector starts: a truncate (no key) and the rows after it land
 in different partitions, so only the binlog position orders them.
@@ -35,10 +36,7 @@ from tests.helpers.real_workload import (
 )
 from tests.helpers.services import stop_services
 
-CONNECTOR_OPTIONS = {
-    "pg": {"skipped.operations": "none"},
-    "maria": {"skipped.operations": "none", "provide.transaction.metadata": "true"},
-}
+CONNECTOR_OPTIONS = {"maria": {"provide.transaction.metadata": "true"}}  # beyond LOSSLESS_SETTINGS
 TOPIC_PATTERN = r"pg\..*|maria|maria\..*"  # every topic the two connectors write
 PARTITIONED_MARIADB_TOPICS = ("customers", "events")  # created with 3 partitions
 
