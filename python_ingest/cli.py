@@ -211,6 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
     )
 
+    status = commands.add_parser(
+        "status",
+        help="what the lakehouse holds: per producer and table, messages and their outcomes, freshness",
+        description=(
+            "Per producer: messages landed, applied, duplicate, control, pending, quarantined and not "
+            "built yet, and the last landing; per source table: changes, live rows, last commit and how "
+            "far behind that is; the last build; which services run for this lakehouse "
+            "(docs/operations.md, 'Status of a lakehouse')."
+        ),
+    )
+    status.add_argument(
+        "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
+    )
+
     cluster = commands.add_parser(
         "cluster",
         help="start, stop or show a Spark standalone cluster on 127.0.0.1 for the cluster target",
@@ -655,10 +669,33 @@ def lakehouse_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def status_command(args: argparse.Namespace) -> int:
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest import status
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+
+    try:
+        home = lakehouse_dir(args.target)
+        params = target_spark_parameters(args.target)
+        if home is not None:
+            check_lakehouse(home)  # only land creates a lakehouse
+    except (ProfileError, LakehouseConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    services = status.service_lines(home) if home is not None else ["run by the cluster"]
+    report = status.read_status(active_session(params), home or Path("."), services)
+    print(status.render(report))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "lakehouse":
         return lakehouse_command(args)
+    if args.command == "status":
+        return status_command(args)
     if args.command == "land":
         return land_command(args)
     if args.command == "generate":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: set up, land the producers' sample
-# messages into bronze, dbt build, dbt docs generate, print a summary.
+# messages into bronze, dbt build, dbt docs generate, then the lakehouse's status (python -m
+# python_ingest status: per producer and table, the messages and what became of them).
 # State goes to $CDC_LAKEHOUSE_DIR (default ./lakehouse).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +31,12 @@ mapfile -t sources < <(.venv/bin/python -c \
 
 .venv/bin/dbt build
 .venv/bin/dbt docs generate
-.venv/bin/dbt run-operation lakehouse_summary
-echo
 echo "Docs: .venv/bin/dbt docs serve   (or open target/index.html)"
 echo "SQL:  .venv/bin/python -m python_ingest lakehouse start   (then jdbc:hive2://127.0.0.1:${CDC_SQL_PORT:-10000}/default,"
 echo "      e.g. PATH=\"$PWD/.venv/bin:\$PATH\" beeline -u jdbc:hive2://127.0.0.1:${CDC_SQL_PORT:-10000}/default;"
 echo "      docs/lakehouse.md, \"Query with SQL\")"
 echo "The lakehouse's metastore service runs in the background while processes use it and stops by"
 echo "itself after an idle hour (or: .venv/bin/python -m python_ingest lakehouse stop)."
+echo
+# What the lakehouse now holds: per producer and table, the messages and what became of them.
+.venv/bin/python -m python_ingest status

@@ -226,3 +226,81 @@ def test_docs_generate_documents_every_model_and_column(dbt, built) -> None:
     for source in manifest["sources"].values():
         assert source["description"].strip()
         assert all(c["description"].strip() for c in source["columns"].values())
+
+
+QUARANTINE_TEST = "warn_when_a_build_quarantines_too_many_messages"
+
+
+def test_a_build_reports_what_became_of_its_messages(land, dbt, built, tmp_path) -> None:
+    """A build logs, per producer, the messages it decided and their outcomes, the most frequent
+    quarantine reasons and, above the threshold (var cdc_max_quarantined_share), a warning that
+    names silver.cdc_quarantine; the data test warns with the number quarantined, and fails when
+    its severity is set to error (macros/platform/run_report.sql)."""
+    from dbt.cli.main import dbtRunner
+
+    bad = tmp_path / "binary.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00\x01\n" * 3 + b"[1, 2]\n")
+    assert land("--format", "dataworks", "--container", "jsonl", "--force", bad).exit_code == 0
+    logged: list[str] = []
+
+    def keep(event) -> None:
+        if event.info.name == "JinjaLogInfo":
+            logged.extend(event.info.msg.splitlines())
+
+    arguments = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--quiet"]
+    result = dbtRunner(callbacks=[keep]).invoke(["build", "--exclude-resource-type", "unit_test", *arguments])
+    assert result.success, result.exception
+    assert "Messages this build decided (silver.cdc_message_outcomes):" in logged, logged
+    [dataworks] = [line for line in logged if line.startswith("  dataworks: ")]
+    staged, quarantined = int(dataworks.split()[1]), int(dataworks.split()[-2])
+    assert quarantined >= 4 and staged >= quarantined, dataworks
+    assert any(line.startswith("    ") and " x dataworks: " in line for line in logged), logged
+    [warning] = [line for line in logged if line.startswith("WARNING: ")]
+    assert "silver.cdc_quarantine" in warning and "cdc_max_quarantined_share" in warning, warning
+    [test] = [r for r in result.result.results if r.node.name == QUARANTINE_TEST]
+    assert str(test.status) == "warn" and test.failures >= quarantined, (test.status, test.failures)
+
+    failing = dbt(
+        "test",
+        "--select",
+        QUARANTINE_TEST,
+        "--vars",
+        "{cdc_quarantined_share_severity: error, cdc_max_quarantined_share: 0}",
+        expect_success=False,
+    )
+    assert [str(r.status) for r in failing.result.results if r.node.name == QUARANTINE_TEST] == ["fail"]
+
+
+def test_status_accounts_for_every_landed_message(built, capsys) -> None:
+    """`python -m python_ingest status`: per producer, the landed messages add up to their
+    outcomes and those not built yet; per table, changes and live rows; the last build and the
+    services (python_ingest/status.py)."""
+    from python_ingest.cli import main
+
+    assert main(["status"]) == 0
+    output = capsys.readouterr().out
+    lines = output.splitlines()
+    assert lines[0].startswith("lakehouse ") and lines[1].startswith("services: metastore on 127.0.0.1:")
+    assert lines[2].startswith("last build: ") and "UTC" in lines[2]
+    header = next(i for i, line in enumerate(lines) if line.startswith("producer") and "landed" in line)
+    assert lines[header].split()[1:8] == [
+        "landed",
+        "applied",
+        "duplicate",
+        "control",
+        "pending",
+        "quarantined",
+        "not",
+    ]
+    producers = {}
+    for line in lines[header + 1 :]:
+        if not line.strip():
+            break
+        name, *counts = line.split()[:8]
+        producers[name] = [int(n) for n in counts]
+    assert {"ces", "debezium", "dataworks", "qlik"} <= set(producers), output
+    for name, (landed, *outcomes, not_built) in producers.items():
+        # Every landed message has been built by now: each has exactly one outcome.
+        assert not_built == 0 and landed == sum(outcomes) > 0, (name, landed, outcomes, not_built)
+    assert any(line.startswith("qlik        hr.employees") for line in lines), output
+    assert "quarantined: read silver.cdc_quarantine" in output

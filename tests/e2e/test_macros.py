@@ -166,14 +166,6 @@ def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, 
     ]
 
 
-def test_lakehouse_summary_lists_tables_with_row_counts(dbt, scratch, capsys) -> None:
-    dbt("run-operation", "lakehouse_summary", "--args", f"{{schemas: [{scratch}, no_such_schema]}}")
-    output = capsys.readouterr().out
-    assert re.search(rf"^{scratch}: \d+ table\(s\)$", output, re.MULTILINE)
-    assert re.search(r"^  dups +3 rows$", output, re.MULTILINE)
-    assert "no_such_schema: 0 table(s) (none yet)" in output
-
-
 SEVENTY = (1 << 0) | (1 << 63) | (1 << 64) | (1 << 69)
 MASKS = [
     ("0B", [1, 2, 4]),
