@@ -421,9 +421,7 @@ def _land_files(args: argparse.Namespace, sources: list[FileSource], spark, home
         for t in s.tables
     }
     # Each source's files checked against its --format, once each (input_check.py).
-    checks = [
-        None if args.force else InputCheck(s.format, s.container, args.max_message_bytes) for s in sources
-    ]
+    checks = [InputCheck(s.format, s.container, args.max_message_bytes, force=args.force) for s in sources]
     if args.watch:
         paths = ", ".join(f"{s.format}:{s.container}:{p}" for s in sources for p in s.paths)
         print(f"watching {paths} every {args.interval:g}s (stop: Ctrl-C or SIGTERM)", flush=True)

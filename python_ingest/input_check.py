@@ -9,9 +9,11 @@ lands (docs/landing.md, "Checking a file against --format").
 
 Either is refused in one line that says what the file looks like and which flag lands it;
 the file is not marked landed, so a later run with the right flags lands it. `land --force`
-skips the check (its messages then land as they are, and dbt quarantines what it cannot
-parse). A producer without a detector, or a file whose messages no detector recognises,
-is never refused here: dbt reports such messages in quarantine.
+lands such a file anyway: its messages land as they are, with the header
+`x-cdc-looks-like` (FORCED_HEADER) naming what the check found, and dbt quarantines what it
+cannot parse with a reason that names it (silver.cdc_quarantine). A producer without a
+detector, or a file whose messages no detector recognises, is never refused here: dbt reports
+such messages in quarantine.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from python_ingest.containers import LINE_CONTAINERS, ContainerError, ResumePoin
 from python_ingest.detect import UNKNOWN, detect_format
 from python_ingest.producers import registry
 
+FORCED_HEADER = "x-cdc-looks-like"  # on the messages of a file landed with --force despite the check
 TEXT_BLOCK = 64 * 1024  # bytes of a line file looked at for NUL bytes and invalid UTF-8
 SAMPLE_MESSAGES = 20  # first messages whose producer is recognised
 
@@ -76,9 +79,17 @@ class InputCheck:
     its size and modification time stay the same, so `--format auto` (a pass per bronze
     table) and `--watch` (a pass per interval) check and refuse a file once."""
 
-    def __init__(self, source_format: str, container: str, max_bytes: int, out: TextIO | None = None):
+    def __init__(
+        self,
+        source_format: str,
+        container: str,
+        max_bytes: int,
+        out: TextIO | None = None,
+        force: bool = False,
+    ):
         self.format, self.container, self.max_bytes = source_format, container, max_bytes
         self.out = out
+        self.force = force  # --force: nothing is refused; forced_header() tells what was found
         self.refused: list[str] = []  # the refusals, in the order they were printed
         self._verdicts: dict[str, tuple[tuple[int, int], str | None]] = {}
         detectors = {p.name for p in registry() if p.matches is not None}
@@ -86,7 +97,9 @@ class InputCheck:
 
     def refusal(self, path: Path, seen: tuple[int, int]) -> str | None:
         """Why the new file `path` (size, mtime_ns `seen`) is refused, or None; a refusal is
-        printed (one line) the first time it is found."""
+        printed (one line) the first time it is found. Under --force nothing is refused."""
+        if self.force:
+            return None
         key = file_uri(path)
         known = self._verdicts.get(key)
         if known is not None and known[0] == seen:
@@ -97,6 +110,19 @@ class InputCheck:
             self.refused.append(reason)
             print(f"error: {reason}", file=self.out or sys.stderr, flush=True)
         return reason
+
+    def forced_header(self, path: Path) -> dict[str, str] | None:
+        """Under --force, the header the messages of the new file `path` land with when the
+        check would have refused it: FORCED_HEADER, naming the producer its messages look like
+        or that it is not text; None otherwise."""
+        if not self.force:
+            return None
+        if self.container in LINE_CONTAINERS and not_text(path):
+            return {FORCED_HEADER: "not text"}
+        if self.format == "auto" or not self._detects_format:
+            return None
+        other = looks_like(path, self.container, self.format, self.max_bytes)
+        return {FORCED_HEADER: other} if other else None
 
     def _judge(self, path: Path) -> str | None:
         if self.container in LINE_CONTAINERS and (why := not_text(path)):

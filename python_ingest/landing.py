@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -390,6 +390,8 @@ class Lander:
         state = self.checkpoints.files.get(key)
         if state is None and self.check is not None and self.check.refusal(path, seen):
             return  # not landed, and no checkpoint: a run with the right flags lands it
+        # --force on a file the check would refuse: each message says what the file looked like.
+        forced = self.check.forced_header(path) if state is None and self.check is not None else None
         self.report.files += 1
         if state is not None:
             head_length, head_sha = file_head(path, state.head_length)
@@ -431,6 +433,8 @@ class Lander:
         settling = self.watch is not None and time.time() - stat.st_mtime < self.watch.settle_seconds
         try:
             for message in iter_messages(container, path, resume, self.max_message_bytes, settling):
+                if forced:
+                    message = replace(message, headers={**(message.headers or {}), **forced})
                 if self.accept is None or self.accept(message):
                     self._messages.append(message)
                     self._characters += len(message.message_value or "")

@@ -123,6 +123,36 @@ def test_wrong_input_is_refused_in_one_line_and_lands_later_with_the_right_flags
     assert rows(spark, "raw_ces", qlik) == (0, 0)
 
 
+def test_a_forced_file_reaches_quarantine_with_what_it_looked_like(spark, land, dbt, tmp_path: Path) -> None:
+    """land --force lands a file the check refuses; its messages carry the header
+    x-cdc-looks-like, and the reasons in silver.cdc_quarantine name the producer to land it as."""
+    qlik = tmp_path / "qlik_forced_as_ces.jsonl"
+    shutil.copy(next((ROOT / "sample_data" / "qlik" / "jsonl").glob("*.jsonl")), qlik)
+    binary = tmp_path / "forced_binary.jsonl"
+    binary.write_bytes(b"\x00\x01\x02\n" * 2)
+    forced = land("--format", "ces", "--container", "jsonl", "--force", qlik, binary)
+    assert forced.exit_code == 0 and "error" not in forced.output, forced.output
+    looks = {
+        row[0]: row[1]
+        for row in spark.sql(
+            "select source_uri, collect_set(headers['x-cdc-looks-like']) from bronze.raw_ces "
+            f"where source_uri in ('{file_uri(qlik)}', '{file_uri(binary)}') group by source_uri"
+        ).collect()
+    }
+    assert looks == {file_uri(qlik): ["qlik"], file_uri(binary): ["not text"]}, looks
+    dbt("build")
+    reasons = spark.sql(
+        "select b.source_uri, q.reason from silver.cdc_quarantine q join bronze.raw_ces b "
+        f"on q.message_id = b.message_id where b.source_uri in ('{file_uri(qlik)}', '{file_uri(binary)}')"
+    ).collect()
+    assert {r.source_uri for r in reasons} == {file_uri(qlik), file_uri(binary)}, reasons
+    for row in reasons:
+        if row.source_uri == file_uri(qlik):
+            assert "looks like qlik's messages: land it with --format qlik." in row.reason, row.reason
+        else:
+            assert row.reason.endswith("although its file is not text."), row.reason
+
+
 def test_a_lakehouse_directory_that_is_missing_or_unwritable_is_named_in_one_line(
     dbt, lakehouse_dir: Path, tmp_path: Path
 ) -> None:
