@@ -387,13 +387,18 @@ def land_command(args: argparse.Namespace) -> int:
             _catch_interrupts()  # again: pyspark's context installs a SIGINT handler of its own
             return _land_files(args, sources, spark, home, landers)
         except (Interrupted, KeyboardInterrupt):
-            committed = sum(lander.report.landed for lander in landers)
-            print(
-                f"interrupted: {committed:,} messages committed; run the same command again to resume",
-                file=sys.stderr,
-                flush=True,
-            )
-            return EXIT_INTERRUPTED
+            return _interrupted(landers)
+
+
+def _interrupted(landers: list) -> int:
+    """Ctrl-C or SIGTERM stopped a land run: say what its landers committed, in one line."""
+    committed = sum(lander.report.landed for lander in landers)
+    print(
+        f"interrupted: {committed:,} messages committed; run the same command again to resume",
+        file=sys.stderr,
+        flush=True,
+    )
+    return EXIT_INTERRUPTED
 
 
 def _open_lakehouse(home: Path) -> None:
@@ -542,13 +547,7 @@ def land_kafka_command(args: argparse.Namespace) -> int:
                     print(f"stopped watching {topics}", flush=True)
                     return EXIT_OK
         except (Interrupted, KeyboardInterrupt):
-            committed = sum(lander.report.landed for lander in landers)
-            print(
-                f"interrupted: {committed:,} messages committed; run the same command again to resume",
-                file=sys.stderr,
-                flush=True,
-            )
-            return EXIT_INTERRUPTED
+            return _interrupted(landers)
 
 
 def generate_command(args: argparse.Namespace) -> int:
