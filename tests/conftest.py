@@ -24,6 +24,7 @@ import pytest
 from tests.helpers.services import stop_services
 
 ROOT = Path(__file__).resolve().parent.parent
+UNIT_TESTS_ENV = "CDC_DBT_UNIT_TESTS"  # dbt_project.yml enables the dbt unit tests when it is true
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,9 +80,10 @@ def land(spark) -> Callable[..., CommandResult]:
 @pytest.fixture(scope="session")
 def dbt(spark) -> Callable[..., object]:
     """Run a dbt command in-process against the test lakehouse; fails the test if dbt fails.
-    A `build` leaves the dbt unit tests out unless asked for them (`unit_tests=True`): they check
-    SQL against fixed inputs, so one run per suite (tests/e2e/test_dbt_project.py) is enough,
-    and each costs a Spark query per build."""
+    A `build` leaves the dbt unit tests out unless asked for them (`unit_tests=True`, which sets
+    CDC_DBT_UNIT_TESTS=true for the command, as dbt_project.yml enables them): they check SQL
+    against fixed inputs, so one run per suite (tests/e2e/test_dbt_project.py) is enough, and
+    each costs a Spark query per build."""
     from dbt.cli.main import dbtRunner
 
     def run(*args: str, expect_success: bool = True, unit_tests: bool = False):
@@ -89,7 +91,15 @@ def dbt(spark) -> Callable[..., object]:
         resource_types = {"--resource-type", "--exclude-resource-type", "--select", "-s"}
         if args and args[0] == "build" and not unit_tests and not resource_types.intersection(args):
             args = (*args, "--exclude-resource-type", "unit_test")
-        result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
+        previous = os.environ.get(UNIT_TESTS_ENV)
+        os.environ[UNIT_TESTS_ENV] = "true" if unit_tests else "false"
+        try:
+            result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
+        finally:
+            if previous is None:
+                os.environ.pop(UNIT_TESTS_ENV, None)
+            else:
+                os.environ[UNIT_TESTS_ENV] = previous
         if expect_success and not result.success:
             failures = [
                 f"{r.node.unique_id}: {r.status}: {(r.message or '')[:800]}"
