@@ -106,8 +106,27 @@ truncates as (
     ),
 {%- endif %}
 
-{#- The key an insert's before image names: its entries for the insert's key columns. -#}
-{%- set previous_key = 'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))' %}
+marked_changes as (
+    -- Each change with the key its insert continues, if any: an insert whose before image
+    -- names another key of its table (the insert of a primary-key change, int_debezium__changes:
+    -- the old key as its before image). The columns it did not send (unchanged TOASTed values)
+    -- keep the old key's last values.
+    select
+        *,
+        coalesce(previous_key_hash <> key_hash, false) as continues_key
+    from (
+        select
+            *,
+            case
+                when operation = 'insert' and before is not null
+                    then {{ key_hash(
+                        'table_id',
+                        'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))'
+                    ) }}
+            end as previous_key_hash
+        from key_changes
+    ) as keyed
+),
 
 key_rows as (
     select
@@ -129,38 +148,19 @@ key_rows as (
                 when continues_key then cast(map() as map<string, string>)  -- noqa: LT01
             end as carried
         )) as changes
-    from (
-        select
-            *,
-            coalesce(previous_key_hash <> key_hash, false) as continues_key
-        from (
-            select
-                *,
-                case
-                    when operation = 'insert' and before is not null
-                        then {{ key_hash('table_id', previous_key) }}
-                end as previous_key_hash
-            from key_changes
-        ) as keyed
-    ) as marked
+    from marked_changes
     group by key_hash
 ),
 
 continuations as (
-    -- Inserts that continue another key's row: the insert of a primary-key change names the
-    -- old key in its before image (int_debezium__changes), and the columns it did not send
-    -- (unchanged TOASTed values) keep the old key's last values.
-    select *
-    from (
-        select
-            key_hash,
-            change_id,
-            sequence,
-            {{ key_hash('table_id', previous_key) }} as previous_key_hash
-        from key_changes
-        where operation = 'insert' and before is not null
-    ) as inserts
-    where previous_key_hash <> key_hash
+    -- The inserts that continue another key's row.
+    select
+        key_hash,
+        change_id,
+        sequence,
+        previous_key_hash
+    from marked_changes
+    where continues_key
 ),
 
 previous_keys as (
@@ -250,7 +250,7 @@ folded_1 as (
             stored.row_data
         from {{ this }} as stored
         inner join previous_keys on stored.key_hash = previous_keys.previous_key_hash
-        left anti join key_rows on stored.key_hash = key_rows.key_hash
+        left anti join key_changes on stored.key_hash = key_changes.key_hash
     ),
 {%- endif %}
 {% for pass in range(1, passes) %}
