@@ -6,6 +6,12 @@ session, exactly as the product runs them, against a fresh lakehouse in a
 temporary directory (``$CDC_LAKEHOUSE_DIR``) whose metastore service starts
 with that session and stops when the run ends. Tests that run the product in
 processes of their own use lakehouses of their own (and stop their services).
+
+The suite runs in two processes side by side (pytest-xdist, ``-n 2 --dist loadfile`` in
+pyproject.toml): each runs ``pytest_configure`` itself, so each has its own lakehouse, Spark
+session and dbt target and log directories, and a test file runs whole in one of them (its
+module fixtures are built once). The longest files go first (``LONGEST_FIRST``), so that the
+two processes finish together. See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -26,6 +32,31 @@ from tests.helpers.services import stop_services
 ROOT = Path(__file__).resolve().parent.parent
 UNIT_TESTS_ENV = "CDC_DBT_UNIT_TESTS"  # dbt_project.yml enables the dbt unit tests when it is true
 
+# The test files that take longest, longest first (seconds measured on 2 cores): they are
+# handed out first, and the rest, in collection order, fill the gaps. A file missing here only
+# runs later; keep the list roughly in step with pytest's --durations.
+LONGEST_FIRST = (
+    "tests/e2e/test_shared_lakehouse.py",
+    "tests/e2e/test_cluster.py",
+    "tests/e2e/test_landing_crashes.py",
+    "tests/e2e/test_kafka_landing.py",
+    "tests/e2e/test_hostile_input.py",
+    "tests/e2e/test_gold_incremental.py",
+    "tests/e2e/test_real_producers.py",
+    "tests/e2e/test_real_servers.py",
+    "tests/e2e/test_dbt_project.py",
+    "tests/e2e/test_typed_tables.py",
+    "tests/e2e/test_ces_generated.py",
+    "tests/e2e/test_ces_pipeline.py",
+    "tests/e2e/test_debezium_generated.py",
+    "tests/e2e/test_qlik_pipeline.py",
+    "tests/e2e/test_dataworks_pipeline.py",
+    "tests/e2e/test_qlik_generated.py",
+    "tests/e2e/test_dataworks_generated.py",
+    "tests/e2e/test_debezium_pipeline.py",
+    "tests/e2e/test_landing_watch.py",
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # Before anything can start Spark: every test run gets its own lakehouse.
@@ -40,7 +71,24 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("CDC_SPARK_CORES", "2")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "2")
     os.environ["DBT_PROFILES_DIR"] = str(ROOT)
+    # dbt's target and log directories of this test process (not the project's target/ and
+    # logs/, which the other test process, or a build by hand, writes at the same time).
+    dbt_files = Path(tempfile.mkdtemp(prefix="cdc-test-dbt-"))
+    config.add_cleanup(lambda: shutil.rmtree(dbt_files, ignore_errors=True))
+    os.environ["DBT_TARGET_PATH"] = str(dbt_files / "target")
+    os.environ["DBT_LOG_PATH"] = str(dbt_files / "logs")
     os.chdir(ROOT)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest test files first (LONGEST_FIRST), each file's tests in their own order."""
+    rank = {path: number for number, path in enumerate(LONGEST_FIRST)}
+
+    def file_rank(item: pytest.Item) -> int:
+        relative = item.path.relative_to(ROOT).as_posix() if item.path.is_relative_to(ROOT) else ""
+        return rank.get(relative, len(rank))
+
+    items.sort(key=file_rank)  # stable: the other files keep their collection order
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ embedded session; a second build with nothing new changes nothing.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -213,8 +214,9 @@ def test_values_that_do_not_fit_their_type_are_null_not_errors(spark, dbt, built
 
 def test_docs_generate_documents_every_model_and_column(dbt, built) -> None:
     dbt("docs", "generate")
-    manifest = json.loads((ROOT / "target" / "manifest.json").read_text())
-    catalog = json.loads((ROOT / "target" / "catalog.json").read_text())
+    target = Path(os.environ.get("DBT_TARGET_PATH", ROOT / "target"))  # tests/conftest.py sets it
+    manifest = json.loads((target / "manifest.json").read_text())
+    catalog = json.loads((target / "catalog.json").read_text())
     models = [n for n in manifest["nodes"].values() if n["resource_type"] == "model"]
     assert models
     for node in models:

@@ -105,7 +105,12 @@ def toy_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "DBT_PROFILES_DIR": str(project), "CDC_LAKEHOUSE_DIR": str(project / "lakehouse")}
     dbt = Path(sys.executable).parent / "dbt"
     result = subprocess.run(
-        [str(dbt), "parse", "--no-partial-parse"], cwd=project, env=env, capture_output=True, text=True
+        # The toy project's own target/ and logs/ (not the test run's $DBT_TARGET_PATH).
+        [str(dbt), "parse", "--no-partial-parse", "--target-path", "target", "--log-path", "logs"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return project
