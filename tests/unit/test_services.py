@@ -115,3 +115,31 @@ def test_the_sql_endpoint_class_path_lets_hive_load_its_function_registry(tmp_pa
 
     assert "LlapSigner$Signable" in load(spark)
     assert load(os.pathsep.join([llap, spark])).strip().endswith("loaded")
+
+
+TRY = (
+    "import sys\n"
+    "from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock\n"
+    "try:\n"
+    "    acquire_build_lock(sys.argv[1], 'build')\n"
+    "except ServiceError as exc:\n"
+    "    print(exc)\n"
+    "else:\n"
+    "    print('acquired')\n"
+)
+
+
+def test_a_long_running_process_holds_the_build_lock_only_while_it_builds(tmp_path: Path) -> None:
+    def other_build() -> str:
+        command = [sys.executable, "-c", TRY, str(tmp_path)]
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+    services.acquire_build_lock(tmp_path, "build", "the pipeline's build")
+    try:
+        refused = other_build()
+        assert refused.startswith(f"the pipeline's build (pid {os.getpid()}, started "), refused
+    finally:
+        services.release_build_lock(tmp_path)
+    assert not (tmp_path / "services" / "build.json").exists()
+    assert other_build() == "acquired"
+    services.release_build_lock(tmp_path)  # not held: nothing to do

@@ -326,14 +326,31 @@ _BUILD_LOCKS: dict[Path, Any] = {}  # lakehouse -> its open lock file, held for 
 _BUILD_LOCK_GUARD = threading.Lock()  # dbt opens its threads' connections at the same time
 
 
-def acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
-    """Hold the lakehouse's build lock for the rest of this process, or raise at once with one
-    line naming the build that holds it. The kernel releases it when the process ends, however."""
+def acquire_build_lock(lakehouse_dir: str | Path, command: str, label: str | None = None) -> None:
+    """Hold the lakehouse's build lock for the rest of this process (or until
+    :func:`release_build_lock`), or raise at once with one line naming the build that holds it
+    (`label`, default "`dbt <command>`"). The kernel releases it when the process ends, however."""
     with _BUILD_LOCK_GUARD:
-        _acquire_build_lock(lakehouse_dir, command)
+        _acquire_build_lock(lakehouse_dir, command, label)
 
 
-def _acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
+def release_build_lock(lakehouse_dir: str | Path) -> None:
+    """Let go of the build lock this process holds on the lakehouse, if it holds it: a
+    long-running process (the pipeline) holds it only while it builds."""
+    with _BUILD_LOCK_GUARD:
+        handle = _BUILD_LOCKS.pop(Path(lakehouse_dir).resolve(), None)
+        if handle is None:
+            return
+        # The holder's record goes first: a process that takes the lock next writes its own.
+        with contextlib.suppress(OSError):
+            state = json.loads((services_dir(lakehouse_dir) / "build.json").read_text(encoding="utf-8"))
+            if state.get("pid") == os.getpid():
+                (services_dir(lakehouse_dir) / "build.json").unlink()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _acquire_build_lock(lakehouse_dir: str | Path, command: str, label: str | None = None) -> None:
     key = Path(lakehouse_dir).resolve()
     if key in _BUILD_LOCKS:
         return
@@ -345,7 +362,8 @@ def _acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
         handle.close()
         try:
             holder = json.loads((directory / "build.json").read_text(encoding="utf-8"))
-            who = f"`dbt {holder['command']}` (pid {holder['pid']}, started {holder['started_at']})"
+            what = holder.get("label") or f"`dbt {holder['command']}`"
+            who = f"{what} (pid {holder['pid']}, started {holder['started_at']})"
         except (OSError, ValueError, KeyError):
             who = "another dbt process"
         raise ServiceError(
@@ -354,6 +372,8 @@ def _acquire_build_lock(lakehouse_dir: str | Path, command: str) -> None:
         ) from None
     _BUILD_LOCKS[key] = handle
     state = {"pid": os.getpid(), "command": command, "started_at": _now(), "argv": sys.argv[1:]}
+    if label:
+        state["label"] = label
     temporary = directory / f"build.{os.getpid()}.tmp"
     temporary.write_text(json.dumps(state), encoding="utf-8")
     os.replace(temporary, directory / "build.json")
