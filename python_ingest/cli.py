@@ -18,8 +18,6 @@ from pathlib import Path
 
 from python_ingest.bronze import FORMATS, bronze_table
 from python_ingest.containers import CONTAINERS, DEFAULT_MAX_MESSAGE_BYTES, LARGEST_MAX_MESSAGE_BYTES
-from python_ingest.detect import detect_format
-from python_ingest.input_check import InputCheck
 from python_ingest.landing import AUTO, FileSource
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -82,44 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     land.add_argument(
         "--container", choices=CONTAINERS, help="how messages are stored in the files (not with --kafka)"
     )
-    land.add_argument(
-        "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
-    )
-    land.add_argument(
-        "--chunk-size",
-        type=_positive_int,
-        default=50_000,
-        help="messages per Iceberg commit; bounds driver memory (default 50000)",
-    )
-    land.add_argument(
-        "--max-message-bytes",
-        type=_message_bytes,
-        default=DEFAULT_MAX_MESSAGE_BYTES,
-        help=(
-            "the longest record landed whole; a longer one lands cut to this size, marked, and is "
-            f"quarantined by dbt (default {DEFAULT_MAX_MESSAGE_BYTES}: bounds landing's memory)"
-        ),
-    )
-    land.add_argument(
-        "--force",
-        action="store_true",
-        help=(
-            "land files that look wrong for their --format: not text, or another producer's "
-            "messages (refused without it; dbt quarantines what it cannot parse)"
-        ),
-    )
     land.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories")
-    land.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        type=_file_source,
-        metavar="FORMAT:CONTAINER:PATH",
-        help=(
-            "also land PATH's files of FORMAT in CONTAINER, e.g. debezium:kcat:dumps/ (repeat for "
-            "more): one process, one Spark start, for several bronze tables"
-        ),
-    )
+    _landing_options(land)
     land.add_argument(
         "--watch",
         action="store_true",
@@ -127,15 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
             "keep landing what arrives (new files and the new lines of grown files, or new Kafka "
             "records) until stopped with SIGTERM or Ctrl-C, which commits what was read and exits 0"
         ),
-    )
-    land.add_argument(
-        "--interval",
-        "--poll-seconds",
-        dest="interval",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="with --watch: seconds from the start of one pass to the next (default 5)",
     )
     kafka = land.add_argument_group(
         "straight from Kafka (instead of --container and PATH; docs/landing.md, 'Landing from Kafka')"
@@ -163,6 +116,36 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="Kafka client settings as name=value lines (keeps secrets off the command line)",
+    )
+
+    pipeline = commands.add_parser(
+        "pipeline",
+        help="land and build in one warm process: once, or continuously",
+        description=(
+            "Land what the sources hold (files as land --watch reads them, Kafka topics as land "
+            "--kafka does) and run `dbt build` on the same Spark session, through dbt's own runner "
+            "with the project parsed once; each cycle prints one line (docs/pipeline.md)."
+        ),
+    )
+    mode = pipeline.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--once", action="store_true", help="land and build once, then exit")
+    mode.add_argument(
+        "--continuous",
+        action="store_true",
+        help=(
+            "cycle every --interval seconds until SIGTERM or Ctrl-C (which finish the cycle and exit "
+            "0): land what arrived, build when anything new is in bronze"
+        ),
+    )
+    _landing_options(pipeline)
+    pipeline.add_argument("--kafka", metavar="HOST:PORT", help="the broker(s) of the --topic sources")
+    pipeline.add_argument(
+        "--topic",
+        action="append",
+        default=[],
+        type=_kafka_topic,
+        metavar="FORMAT:TOPIC",
+        help="land the Kafka topic TOPIC of producer FORMAT from --kafka (repeat for more)",
     )
 
     generate = commands.add_parser(
@@ -278,6 +261,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _landing_options(parser: argparse.ArgumentParser) -> None:
+    """The options `land` and `pipeline` share: sources, target, chunks, message size, --force, --interval."""
+    parser.add_argument(
+        "--target", default=None, help="dbt target whose Spark settings to use (default: the profile's)"
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=50_000,
+        help="messages per Iceberg commit; bounds driver memory (default 50000)",
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=_message_bytes,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        help=(
+            "the longest record landed whole; a longer one lands cut to this size, marked, and is "
+            f"quarantined by dbt (default {DEFAULT_MAX_MESSAGE_BYTES}: bounds landing's memory)"
+        ),
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=(
+            "land files that look wrong for their --format: not text, or another producer's "
+            "messages (refused without it; dbt quarantines what it cannot parse)"
+        ),
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        type=_file_source,
+        metavar="FORMAT:CONTAINER:PATH",
+        help=(
+            "also land PATH's files of FORMAT in CONTAINER, e.g. debezium:kcat:dumps/ (repeat for "
+            "more): one process, one Spark start, for several bronze tables"
+        ),
+    )
+    parser.add_argument(
+        "--interval",
+        "--poll-seconds",
+        dest="interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --watch or --continuous: seconds from the start of one pass to the next (default 5)",
+    )
+
+
 def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
@@ -308,6 +341,13 @@ def _port(text: str) -> int:
 
 def _non_negative_int(text: str) -> int:
     return _whole_number(text, 0)
+
+
+def _kafka_topic(text: str) -> tuple[str, str]:
+    source_format, _, topic = text.partition(":")
+    if source_format not in FORMATS or not topic:
+        raise argparse.ArgumentTypeError(f"expected FORMAT:TOPIC with FORMAT one of {', '.join(FORMATS)}")
+    return source_format, topic
 
 
 def _file_source(text: str) -> FileSource:
@@ -412,69 +452,35 @@ def _open_lakehouse(home: Path) -> None:
 
 def _land_files(args: argparse.Namespace, sources: list[FileSource], spark, home: Path, landers: list) -> int:
     """The landing of a `land` run from files (every --source), once or, with --watch, pass
-    after pass; each Lander made is appended to `landers`."""
-    from python_ingest.checkpoints import CheckpointStore
-    from python_ingest.landing import Lander, LandingError, StopFlag, WatchState
+    after pass (python_ingest/sources.py); each Lander made is appended to `landers`."""
+    from python_ingest.landing import StopFlag
+    from python_ingest.sources import SourcesLanding
 
     # After Spark starts: pyspark's context installs a SIGINT handler of its own.
     stop = StopFlag() if args.watch else None
-    errors: list[str] = []
-    # land --watch: what each (source, table) found in earlier passes.
-    watches = {
-        (i, t): WatchState(settle_seconds=max(30.0, 3 * args.interval))
-        for i, s in enumerate(sources)
-        for t in s.tables
-    }
-    # Each source's files checked against its --format, once each (input_check.py).
-    checks = [InputCheck(s.format, s.container, args.max_message_bytes, force=args.force) for s in sources]
+    landing = SourcesLanding(
+        spark,
+        sources,
+        home,
+        args.chunk_size,
+        args.max_message_bytes,
+        force=args.force,
+        watch_interval=args.interval if args.watch else None,
+        stop=stop,
+        announce=not args.watch,
+    )
+    landing.landers = landers
     if args.watch:
         paths = ", ".join(f"{s.format}:{s.container}:{p}" for s in sources for p in s.paths)
         print(f"watching {paths} every {args.interval:g}s (stop: Ctrl-C or SIGTERM)", flush=True)
     while True:
         started = time.monotonic()
-        for index, source in enumerate(sources):
-            for target in source.tables:
-                if stop is not None and stop.stopped:
-                    break
-                table = bronze_table(target)
-                accept = (
-                    (lambda message, target=target: detect_format(message) == target)
-                    if source.format == AUTO
-                    else None
-                )
-                try:
-                    files = source.files()
-                except LandingError as exc:  # a watched path went away
-                    print(f"error: {exc}", file=sys.stderr, flush=True)
-                    errors.append(str(exc))
-                    continue
-                if not args.watch:
-                    print(
-                        f"landing {len(files)} file(s) into {table.qualified_name} ({source.container})",
-                        flush=True,
-                    )
-                lander = Lander(
-                    spark,
-                    table,
-                    CheckpointStore(home / "ingest_checkpoints", table.name),
-                    chunk_size=args.chunk_size,
-                    max_message_bytes=args.max_message_bytes,
-                    accept=accept,
-                    stop=stop,
-                    watch=watches[(index, target)] if args.watch else None,
-                    check=checks[index],
-                )
-                landers.append(lander)
-                report = lander.land(files, source.container)
-                if not args.watch:
-                    print(f"{report.summary()} in {time.monotonic() - started:.1f}s", flush=True)
-                errors.extend(error for error in report.errors if error not in errors)
+        landing.land_pass()
         if stop is None:
-            for error in errors:
+            for error in landing.errors:
                 print(f"error: {error}", file=sys.stderr)
             # A refused file was named in one line when it was found; the others landed.
-            refused = any(check.refused for check in checks if check is not None)
-            return EXIT_FAILED if errors or refused else EXIT_OK
+            return EXIT_FAILED if landing.errors or landing.refused else EXIT_OK
         if not stop.stopped:
             stop.sleep(args.interval - (time.monotonic() - started))
         if stop.stopped:
@@ -548,6 +554,94 @@ def land_kafka_command(args: argparse.Namespace) -> int:
                     return EXIT_OK
         except (Interrupted, KeyboardInterrupt):
             return _interrupted(landers)
+
+
+def pipeline_command(args: argparse.Namespace) -> int:
+    """`pipeline --once | --continuous`: land and build in one warm process (python_ingest/pipeline.py)."""
+    if args.interval <= 0:
+        print("error: --interval must be more than 0 seconds", file=sys.stderr)
+        return EXIT_USAGE
+    if bool(args.kafka) != bool(args.topic):
+        print("error: --kafka HOST:PORT and --topic FORMAT:TOPIC go together", file=sys.stderr)
+        return EXIT_USAGE
+    from dbt.adapters.spark_embedded import services
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, beyond_spark, jar_paths
+    from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError
+    from dbt.adapters.spark_embedded.python_submissions import active_session
+
+    from python_ingest.kafka import KafkaSource
+    from python_ingest.landing import KILL_ENV, KillSwitch, LandingError, StopFlag
+    from python_ingest.pipeline import KILL_ENV as PIPELINE_KILL_ENV
+    from python_ingest.pipeline import KafkaTopics, KillPoint, Pipeline, PipelineError
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+    from python_ingest.sources import SourcesLanding
+
+    try:
+        KillSwitch(os.environ.get(KILL_ENV))  # the crash tests' hooks, checked before Spark starts
+        KillPoint(os.environ.get(PIPELINE_KILL_ENV))
+        for source in args.source:
+            source.files()  # every path exists
+        params = target_spark_parameters(args.target)
+        home = lakehouse_dir(args.target)
+        if home is None:
+            raise ProfileError("the target has no lakehouse_dir to keep landing checkpoints in")
+        kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir()) if args.kafka else []
+        _open_lakehouse(home)
+    except (LandingError, ProfileError, LakehouseConfigError, JarsNotResolvedError, PipelineError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
+    by_format: dict[str, list[str]] = {}
+    for source_format, topic in args.topic:
+        by_format.setdefault(source_format, []).append(topic)
+    kafka = [
+        (KafkaTopics(f, args.kafka, tuple(t)), KafkaSource(args.kafka, tuple(dict.fromkeys(t))))
+        for f, t in by_format.items()
+    ]
+    with _interruptible():
+        try:
+            spark = active_session(params)
+        except (Interrupted, KeyboardInterrupt):
+            return EXIT_INTERRUPTED
+    # SIGTERM and Ctrl-C finish the cycle (its landing commits what it read, its build runs).
+    stop = StopFlag()
+    log = open(services.services_dir(home) / "pipeline-landing.log", "a", encoding="utf-8")  # noqa: SIM115
+    files = (
+        SourcesLanding(
+            spark,
+            args.source,
+            home,
+            args.chunk_size,
+            args.max_message_bytes,
+            force=args.force,
+            watch_interval=args.interval if args.continuous else None,
+            stop=stop,
+            out=log,
+            announce=False,
+        )
+        if args.source
+        else None
+    )
+    pipeline = Pipeline(spark, home, args.target, files, kafka, stop, landing_log=log)
+    try:
+        pipeline.parse()
+        what = ", ".join(
+            [f"{s.format}:{s.container}:{p}" for s in args.source for p in s.paths]
+            + [f"{f}:{args.kafka}/{t}" for f, t in args.topic]
+        )
+        if args.continuous:
+            print(
+                f"pipeline: {what or 'bronze'} every {args.interval:g}s (stop: SIGTERM or Ctrl-C)", flush=True
+            )
+        code = pipeline.run(args.once, args.interval)
+    except PipelineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        log.close()
+    for error in files.errors if files is not None else []:
+        print(f"error: {error}", file=sys.stderr)
+    return code
 
 
 def generate_command(args: argparse.Namespace) -> int:
@@ -695,6 +789,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status_command(args)
     if args.command == "land":
         return land_command(args)
+    if args.command == "pipeline":
+        return pipeline_command(args)
     if args.command == "generate":
         return generate_command(args)
     if args.command == "scaffold":
