@@ -46,6 +46,7 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
     "tests/e2e/test_kafka_landing.py",
     "tests/e2e/test_landing_crashes.py",
     "tests/e2e/test_real_producers.py",
+    "tests/e2e/test_pipeline.py",
     "tests/e2e/test_landing_watch.py",
     "tests/e2e/test_real_servers.py",
 )
