@@ -42,6 +42,12 @@
   settings, rebuild with `--full-refresh`.
 -#}
 
+{%- if is_incremental() %}
+    {#- ingested_at bounds the new files' rows below, so Iceberg skips the older files. -#}
+    {%- set new_rows = new_rows_of(ref('cdc_changes'), 'ingested_at') %}
+{%- endif %}
+
+{%- set changes_ctes -%}
 with
 
 settings as (
@@ -71,8 +77,6 @@ truncates as (
 ),
 
 {% if is_incremental() -%}
-    {#- ingested_at bounds the new files' rows below, so Iceberg skips the older files. -#}
-    {%- set new_rows = new_rows_of(ref('cdc_changes'), 'ingested_at') %}
     new_changes as (
         {{ keyed_changes('(' ~ new_rows.sql ~ ')') }}
     ),
@@ -104,7 +108,7 @@ truncates as (
     key_changes as (
         select * from row_changes
     ),
-{%- endif %}
+    {%- endif %}
 
 marked_changes as (
     -- Each change with the key its insert continues, if any: an insert whose before image
@@ -126,7 +130,15 @@ marked_changes as (
             end as previous_key_hash
         from key_changes
     ) as keyed
-),
+)
+{%- endset %}
+
+{#- The passes that carry a row through primary-key changes (below) only when a change of the
+    keys this run folds continues another key: otherwise one fold is the whole history, and the
+    query is a third of the size (macro history_passes). -#}
+{%- set passes = history_passes(changes_ctes) %}
+
+{{ changes_ctes }},
 
 key_rows as (
     select
@@ -237,8 +249,7 @@ folded_1 as (
     version before the insert's sequence, from this run's fold or, for an old key this run does
     not fold, from the stored history. Each further pass folds the continuing keys again with
     those images, so a chain of key changes within one run (1 → 2 → 1) is carried through as
-    many links as there are passes after the first. #}
-{% set passes = 3 %}
+    many links as there are passes after the first (`passes`, above). #}
 {% set fold_columns = [
     '@key_hash', '@table_id', '@primary_key', '@scd_type', '@ignore_columns', '@collapse_transactions'
 ] %}
