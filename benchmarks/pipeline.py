@@ -63,6 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DBT = ROOT / ".venv" / "bin" / "dbt"
 sys.path.insert(0, str(ROOT))
+from benchmarks.warm import load_run, warm_phases  # noqa: E402
 from cdc_tools.generators import generated_producers, land_sources  # noqa: E402
 
 # The producers of the registry (dbt_project.yml, `cdc_producers`) that have a traffic generator.
@@ -95,6 +96,7 @@ class Run:
     target_messages: int
     base_messages: int = 0
     more_messages: int = 0
+    warm_messages: int = 0  # the second +1 %, for the warm pipeline
     base_bytes: int = 0
     per_producer: dict[str, dict[str, int]] = field(default_factory=dict)
     phases: list[Phase] = field(default_factory=list)
@@ -284,21 +286,31 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, bu
     ratios = calibrate(workdir, env, log, ces_large_every)
     generated, base, more = home / "generated", home / "base", home / "more"
     seconds = 0.0
+    warm, extra = home / "warm", home / "extra"
     for producer in PRODUCERS:
-        changes = max(1, math.ceil(messages * (1 + INCREMENT) / len(PRODUCERS) / ratios[producer]))
+        changes = max(1, math.ceil(messages * (1 + 2 * INCREMENT) / len(PRODUCERS) / ratios[producer]))
         spent, _ = run_process(
             generate_args(producer, changes, generated / producer, ces_large_every), env, log
         )
         seconds += spent
-        kept, moved = split_files(generated / producer, base / producer, more / producer, INCREMENT)
-        run.per_producer[producer] = {"changes": changes, "base_messages": kept, "more_messages": moved}
-        print(f"   generated {producer}: {kept + moved:,} messages in {spent:.1f}s", flush=True)
+        # base, then the +1 % that `land` and a cold build take, then the +1 % of the warm pipeline.
+        kept, _ = split_files(generated / producer, base / producer, extra / producer, 2 * INCREMENT)
+        moved, warmed = split_files(extra / producer, more / producer, warm / producer, 1.0)
+        shutil.rmtree(extra / producer)
+        run.per_producer[producer] = {
+            "changes": changes,
+            "base_messages": kept,
+            "more_messages": moved,
+            "warm_messages": warmed,
+        }
+        print(f"   generated {producer}: {kept + moved + warmed:,} messages in {spent:.1f}s", flush=True)
     run.base_messages = sum(p["base_messages"] for p in run.per_producer.values())
     run.more_messages = sum(p["more_messages"] for p in run.per_producer.values())
+    run.warm_messages = sum(p["warm_messages"] for p in run.per_producer.values())
     run.base_bytes = sum(p.stat().st_size for p in message_files(base))
     if not keep:
         shutil.rmtree(generated)
-    total = run.base_messages + run.more_messages
+    total = run.base_messages + run.more_messages + run.warm_messages
     run.phases.append(Phase("generate", seconds, total, len(PRODUCERS), spark=False))
 
     steps: list[tuple[str, list[list[str]], int | None]] = [
@@ -324,8 +336,18 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, bu
     for phase in watch_phases(home, env, log, run):
         run.phases.append(phase)
         print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
+    if builds:  # after the watch, which lands base and more (the warm files move into more)
+        sources = land_sources(more)
+        for name, spent, cycle in warm_phases(
+            PYTHON, ROOT, sources, more, warm, message_files(warm), env, log
+        ):
+            handled = cycle.landed or None
+            run.phases.append(Phase(name, spent, handled, spark=name.startswith("pipeline start")))
+            print(f"   {name}: {spent:.1f}s (cycle {cycle.number})", flush=True)
+        run.builds["warm cycle (+1 %)"] = node_times(home / "dbt-target" / "run_results.json")
+        run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     if not keep:
-        for directory in ("base", "more", "lakehouse", "dbt-target"):
+        for directory in ("base", "more", "warm", "lakehouse", "dbt-target"):
             shutil.rmtree(home / directory, ignore_errors=True)
     return run
 
@@ -404,6 +426,16 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
             ("nothing-new build ÷ dbt start-up", "dbt build (nothing new)", "dbt start-up"),
             ("land ÷ bare Spark parse", "land", "bare Spark parse"),
             ("land --watch (+1%) ÷ land (+1%)", "land --watch (+1%)", "land (+1%)"),
+            (
+                "warm cycle (+1 %) ÷ cold incremental build",
+                "warm cycle (+1 %), the cycle itself",
+                "dbt build (incremental)",
+            ),
+            (
+                "warm build, nothing new ÷ cold build, nothing new",
+                "warm build, nothing new (first cycle)",
+                "dbt build (nothing new)",
+            ),
         ):
             if not all(any(p.name == name for p in run.phases) for name in (top, bottom)):
                 continue
@@ -500,6 +532,55 @@ def report(runs: list[Run], host: dict[str, str], ces_large_every: int) -> str:
     return "\n".join(lines)
 
 
+def load_benchmark(workdir: Path, rate: int, minutes: float, ces_large_every: int) -> dict:
+    """The continuous-load run (benchmarks/warm.py, load_run) in a lakehouse of its own: the
+    producers' traffic for `rate` messages a second over `minutes`, fed while a pipeline runs."""
+    home = workdir / f"load{rate}"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    log = home / "commands.log"
+    env = {
+        **os.environ,
+        "CDC_LAKEHOUSE_DIR": str(home / "lakehouse"),
+        "DBT_TARGET_PATH": str(home / "dbt-target"),
+        "DBT_LOG_PATH": str(home / "dbt-logs"),
+        "DBT_PROFILES_DIR": str(ROOT),
+        "PYTHONPATH": str(ROOT),
+    }
+    print(f"\n== continuous load: {rate:,} messages/s for {minutes:g} min ({home})", flush=True)
+    ratios = calibrate(workdir, env, log, ces_large_every)
+    pool = home / "pool"
+    for producer in PRODUCERS:
+        changes = max(1, math.ceil(rate * minutes * 60 / len(PRODUCERS) / ratios[producer]))
+        run_process(generate_args(producer, changes, pool / producer, ces_large_every), env, log)
+    (home / "lakehouse").mkdir()
+    result = load_run(PYTHON, ROOT, pool, land_sources, env, log, rate, minutes)
+    run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    return result
+
+
+def load_report(load: dict) -> str:
+    lines = [
+        f"## Continuous load: {load['rate']:,} messages/s of {len(PRODUCERS)} producers "
+        f"for {load['minutes']:g} min",
+        "",
+        f"{load['written']:,} messages written by the feeder; {load['cycles']} cycles built while it wrote "
+        f"(cycle seconds p50 {load['cycle_seconds_p50']:.1f}, max {load['cycle_seconds_max']:.1f}; "
+        f"messages a cycle p50 {load['messages_per_cycle_p50']:,.0f}). Lag from a message's write to the "
+        f"end of the cycle that built it: p50 {load['lag_p50']:.1f} s, p95 {load['lag_p95']:.1f} s, "
+        f"max {load['lag_max']:.1f} s.",
+        "",
+        "| minute of writing | messages | lag p50 (s) | lag p95 (s) | lag max (s) |",
+        "|---:|---:|---:|---:|---:|",
+        *(
+            f"| {m['minute']} | {m['messages']:,} | {m['p50']:.1f} | {m['p95']:.1f} | {m['max']:.1f} |"
+            for m in load["per_minute"]
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, required=True, help="N: messages across the producers")
@@ -518,6 +599,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only generate, land, parse and watch: leave out the dbt phases",
     )
+    parser.add_argument(
+        "--load-rate",
+        type=int,
+        default=None,
+        help="also a continuous-load run: messages/s fed to a running pipeline (e.g. 1000)",
+    )
+    parser.add_argument(
+        "--load-minutes", type=float, default=10.0, help="minutes of the load run (default 10)"
+    )
+    parser.add_argument("--load-only", action="store_true", help="only the continuous-load run")
     args = parser.parse_args(argv)
     if args.messages < 100 or (args.scale is not None and args.scale < 2):
         parser.error("--messages must be at least 100 and --scale at least 2")
@@ -527,12 +618,22 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     host = machine()
     sizes = [args.messages] + ([args.messages * args.scale] if args.scale else [])
-    runs = [benchmark(n, workdir, args.keep, args.ces_large_every, not args.landing_only) for n in sizes]
-    text = report(runs, host, args.ces_large_every)
+    runs = (
+        []
+        if args.load_only
+        else [benchmark(n, workdir, args.keep, args.ces_large_every, not args.landing_only) for n in sizes]
+    )
+    load = (
+        load_benchmark(workdir, args.load_rate, args.load_minutes, args.ces_large_every)
+        if args.load_rate
+        else None
+    )
+    text = report(runs, host, args.ces_large_every) + ("\n" + load_report(load) if load else "")
     (workdir / "results.md").write_text(text, encoding="utf-8")
     results = {
         "machine": host,
         "ces_large_every": args.ces_large_every,
+        "load": load,
         "runs": [{**asdict(r), "phases": [{**asdict(p), "rate": p.rate} for p in r.phases]} for r in runs],
         "ratios": [
             {"ratio": label, "with_startup": a, "without_startup": None if math.isnan(b) else b}

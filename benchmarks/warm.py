@@ -1,0 +1,259 @@
+"""The warm path of benchmarks/pipeline.py: `python -m python_ingest pipeline --continuous`
+(docs/pipeline.md) timed by its own cycle lines.
+
+- warm_phases: on the lakehouse the cold phases built, a pipeline starts (its first cycle
+  builds with nothing new), idles a cycle, then the warm +1 % files appear in its inbox and are
+  timed from their appearance until the cycle that built them printed its line.
+- load_run: a continuous load in a lakehouse of its own: a feeder appends the producers'
+  generated messages to the files of an inbox at a steady rate for some minutes while a pipeline
+  runs; each message's lag is the time from its write to the end of the cycle that landed and
+  built it, reported as percentiles per minute of writing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+CYCLE = re.compile(
+    r"^cycle (\d+): landed ([\d,]+); (?:applied ([\d,]+), duplicates ([\d,]+), quarantined ([\d,]+), "
+    r"pending ([\d,]+)(?:, control ([\d,]+))?|no build[^;]*); ([\d.]+) s; lag ([\d.]+) s"
+)
+
+
+class CycleLine:
+    """One cycle's line, with the moment (time.time) it was read."""
+
+    def __init__(self, found: re.Match, at: float) -> None:
+        self.number = int(found[1])
+        self.landed = int(found[2].replace(",", ""))
+        self.built = found[3] is not None
+        self.applied = int(found[3].replace(",", "")) if self.built else 0
+        self.pending = int(found[6].replace(",", "")) if self.built else 0
+        self.seconds = float(found[8])
+        self.lag = float(found[9])
+        self.at = at
+
+    @property
+    def started(self) -> float:
+        return self.at - self.seconds
+
+
+class PipelineProcess:
+    """A `pipeline --continuous` process; its cycle lines read as they come, each timed."""
+
+    def __init__(self, python: Path, root: Path, sources: list[str], env: dict[str, str], log: Path) -> None:
+        command = [
+            str(python),
+            "-m",
+            "python_ingest",
+            "pipeline",
+            "--continuous",
+            "--interval",
+            "1",
+            *sources,
+        ]
+        self.log = log.open("a", encoding="utf-8")
+        self.log.write(f"$ {' '.join(command)}\n")
+        self.started = time.time()
+        self.process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.cycles: list[CycleLine] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.log.write(line)
+            self.log.flush()
+            if found := CYCLE.match(line):
+                self.cycles.append(CycleLine(found, time.time()))
+
+    def wait_for(self, what: str, condition: Callable[[], bool], timeout: float = 3600) -> CycleLine:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"pipeline: no {what} (exit {self.process.poll()}); see {self.log.name}")
+            time.sleep(0.1)
+        return self.cycles[-1]
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=600)
+        self._reader.join(timeout=10)
+        self.log.close()
+        if code != 0:
+            raise SystemExit(f"pipeline --continuous failed ({code}); see {self.log.name}")
+
+
+def move_in(files: list[Path], source: Path, inbox: Path) -> None:
+    """Move `files` (under `source`) into `inbox`, under a `warm/` folder beside their place."""
+    for path in files:
+        relative = path.relative_to(source)
+        target = inbox / relative.parent / "warm" / relative.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(target)
+
+
+def warm_phases(
+    python: Path, root: Path, sources: list[str], inbox: Path, warm: Path, files: list[Path], env, log: Path
+) -> list[tuple[str, float, CycleLine]]:
+    """(phase, seconds, its cycle) of the warm path: a pipeline over `sources` (the landed +1 %
+    files in `inbox`), its first cycle (a build with nothing new), an idle cycle, then the
+    `files` under `warm` moved into `inbox` and timed until the cycle that built them."""
+    pipeline = PipelineProcess(python, root, sources, env, log)
+    phases = []
+    try:
+        first = pipeline.wait_for("first cycle", lambda: len(pipeline.cycles) >= 1)
+        phases.append(("pipeline start to its first cycle's line", first.at - pipeline.started, first))
+        phases.append(("warm build, nothing new (first cycle)", first.seconds, first))
+        idle = pipeline.wait_for("idle cycle", lambda: len(pipeline.cycles) >= 2)
+        phases.append(("warm cycle, nothing new", idle.seconds, idle))
+        count = len(pipeline.cycles)
+        moved = time.time()
+        move_in(files, warm, inbox)
+        built = pipeline.wait_for(
+            "cycle with the +1 %",
+            lambda: any(c.landed and c.built for c in pipeline.cycles[count:]),
+        )
+        phases.append(("warm cycle (+1 %), files appear to line", built.at - moved, built))
+        phases.append(("warm cycle (+1 %), the cycle itself", built.seconds, built))
+    finally:
+        pipeline.stop()
+    return phases
+
+
+# -- continuous load ----------------------------------------------------------------------------
+class Feeder:
+    """Appends the lines of `pool`'s files to the same files under `inbox`, `rate` lines a
+    second in all (spread over the files in turn, each file's lines in their order), for
+    `seconds`; records (time, lines) of each write."""
+
+    def __init__(self, pool: Path, inbox: Path, rate: int, seconds: float) -> None:
+        self.files = []
+        for path in sorted(p for p in pool.rglob("*") if p.is_file() and not p.name.startswith("_")):
+            lines = path.read_bytes().splitlines(keepends=True)
+            target = inbox / path.relative_to(pool)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.files.append([target, lines, 0])
+        self.rate, self.seconds = rate, seconds
+        self.writes: list[tuple[float, int]] = []
+        self.thread = threading.Thread(target=self._feed, daemon=True)
+
+    @property
+    def total(self) -> int:
+        return sum(len(f[1]) for f in self.files)
+
+    def _feed(self) -> None:
+        started = time.time()
+        tick = 0.25
+        step = 0
+        while time.time() - started < self.seconds:
+            due = round(self.rate * min(time.time() - started + tick, self.seconds)) - sum(
+                n for _, n in self.writes
+            )
+            written = 0
+            while written < due:
+                left = [f for f in self.files if f[2] < len(f[1])]
+                if not left:
+                    break
+                entry = left[step % len(left)]
+                step += 1
+                take = min(max(1, due // max(len(left), 1)), due - written, len(entry[1]) - entry[2])
+                with entry[0].open("ab") as handle:
+                    handle.write(b"".join(entry[1][entry[2] : entry[2] + take]))
+                entry[2] += take
+                written += take
+            if written:
+                self.writes.append((time.time(), written))
+            time.sleep(max(0.0, tick - (time.time() - started) % tick))
+
+
+def percentile(values: list[tuple[float, int]], share: float) -> float:
+    """The `share` percentile of weighted values [(value, weight)]."""
+    ordered = sorted(values)
+    total = sum(w for _, w in ordered)
+    running = 0
+    for value, weight in ordered:
+        running += weight
+        if running >= share * total:
+            return value
+    return math.nan
+
+
+def load_run(
+    python: Path,
+    root: Path,
+    pool: Path,
+    sources: Callable[[Path], list[str]],
+    env,
+    log: Path,
+    rate: int,
+    minutes: float,
+) -> dict:
+    """The continuous-load run: a pipeline over an inbox the Feeder fills at `rate` messages a
+    second for `minutes`; then waits until a cycle lands nothing and has nothing pending. The
+    lag of each write: from the write to the end of the first cycle whose landing started after
+    it (a message pending in that cycle is counted then: its lag is understated by its wait)."""
+    inbox = pool.parent / "load-inbox"
+    shutil.rmtree(inbox, ignore_errors=True)
+    feeder = Feeder(pool, inbox, rate, minutes * 60)
+    for path in [f[0] for f in feeder.files]:
+        path.touch()
+    pipeline = PipelineProcess(python, root, sources(inbox), env, log)
+    try:
+        pipeline.wait_for("first cycle", lambda: len(pipeline.cycles) >= 1)
+        feeding = time.time()
+        feeder.thread.start()
+        feeder.thread.join()
+        written = sum(n for _, n in feeder.writes)
+        count = len(pipeline.cycles)
+        pipeline.wait_for(
+            "cycle that lands nothing after the load",
+            lambda: any(not c.landed and not c.pending for c in pipeline.cycles[count + 1 :]),
+        )
+    finally:
+        pipeline.stop()
+    cycles = pipeline.cycles
+    lags: list[tuple[float, float, int]] = []  # (write time, lag, lines)
+    for at, lines in feeder.writes:
+        done = next((c for c in cycles if c.started >= at), None)
+        if done is not None:
+            lags.append((at, done.at - at, lines))
+    per_minute = []
+    for minute in range(math.ceil(minutes)):
+        window = [(lag, n) for at, lag, n in lags if minute * 60 <= at - feeding < (minute + 1) * 60]
+        if window:
+            per_minute.append(
+                {
+                    "minute": minute + 1,
+                    "messages": sum(n for _, n in window),
+                    "p50": percentile(window, 0.5),
+                    "p95": percentile(window, 0.95),
+                    "max": max(lag for lag, _ in window),
+                }
+            )
+    busy = [c for c in cycles if c.started >= feeding and c.built]
+    everything = [(lag, n) for _, lag, n in lags]
+    return {
+        "rate": rate,
+        "minutes": minutes,
+        "written": written,
+        "available": feeder.total,
+        "cycles": len(busy),
+        "cycle_seconds_p50": percentile([(c.seconds, 1) for c in busy], 0.5) if busy else math.nan,
+        "cycle_seconds_max": max((c.seconds for c in busy), default=math.nan),
+        "messages_per_cycle_p50": percentile([(c.landed, 1) for c in busy], 0.5) if busy else math.nan,
+        "lag_p50": percentile(everything, 0.5),
+        "lag_p95": percentile(everything, 0.95),
+        "lag_max": max((lag for lag, _ in everything), default=math.nan),
+        "per_minute": per_minute,
+    }
