@@ -37,7 +37,7 @@ class SourcesLanding:
         force: bool = False,
         watch_interval: float | None = None,
         stop: StopFlag | None = None,
-        out: TextIO = sys.stdout,
+        out: TextIO | None = None,
         announce: bool = True,
     ) -> None:
         self.spark = spark
@@ -46,7 +46,7 @@ class SourcesLanding:
         self.chunk_size = chunk_size
         self.max_message_bytes = max_message_bytes
         self.stop = stop
-        self.out = out
+        self.out = out  # None: the process's stdout at the time of each line (print's default)
         self.announce = announce  # a line per table and pass: `land` without --watch
         self.watching = watch_interval is not None
         # Watching: what each (source, table) found in earlier passes.
@@ -97,7 +97,7 @@ class SourcesLanding:
                     CheckpointStore(self.home / "ingest_checkpoints", table.name),
                     chunk_size=self.chunk_size,
                     max_message_bytes=self.max_message_bytes,
-                    out=self.out,
+                    **({"out": self.out} if self.out is not None else {}),
                     accept=accept,
                     stop=self.stop,
                     watch=self.watches[(index, target)] if self.watching else None,
