@@ -267,12 +267,11 @@ def timed(commands: list[list[str]], env: dict[str, str], log: Path) -> float:
     return sum(run_process(command, env, log)[0] for command in commands)
 
 
-def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, builds: bool = True) -> Run:
-    """One measured run for N = `messages`."""
-    home = workdir / f"n{messages}"
+def fresh_home(home: Path) -> tuple[Path, dict[str, str]]:
+    """Empty `home` for one measured run: its command log, and the environment of its commands
+    (a lakehouse, dbt target and logs of its own under `home`)."""
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    log = home / "commands.log"
     env = {
         **os.environ,
         "CDC_LAKEHOUSE_DIR": str(home / "lakehouse"),
@@ -281,6 +280,13 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, bu
         "DBT_PROFILES_DIR": str(ROOT),
         "PYTHONPATH": str(ROOT),
     }
+    return home / "commands.log", env
+
+
+def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, builds: bool = True) -> Run:
+    """One measured run for N = `messages`."""
+    home = workdir / f"n{messages}"
+    log, env = fresh_home(home)
     run = Run(messages)
     print(f"\n== N = {messages:,} messages ({home})", flush=True)
     ratios = calibrate(workdir, env, log, ces_large_every)
@@ -536,17 +542,7 @@ def load_benchmark(workdir: Path, rate: int, minutes: float, ces_large_every: in
     """The continuous-load run (benchmarks/warm.py, load_run) in a lakehouse of its own: the
     producers' traffic for `rate` messages a second over `minutes`, fed while a pipeline runs."""
     home = workdir / f"load{rate}"
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    log = home / "commands.log"
-    env = {
-        **os.environ,
-        "CDC_LAKEHOUSE_DIR": str(home / "lakehouse"),
-        "DBT_TARGET_PATH": str(home / "dbt-target"),
-        "DBT_LOG_PATH": str(home / "dbt-logs"),
-        "DBT_PROFILES_DIR": str(ROOT),
-        "PYTHONPATH": str(ROOT),
-    }
+    log, env = fresh_home(home)
     print(f"\n== continuous load: {rate:,} messages/s for {minutes:g} min ({home})", flush=True)
     ratios = calibrate(workdir, env, log, ces_large_every)
     pool = home / "pool"
