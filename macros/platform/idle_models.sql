@@ -151,10 +151,11 @@
 {% macro in_session_target() -%}
     {#-
       Whether the target runs Spark in the dbt process (method session: the
-      adapter can read Iceberg's API directly), not through a SQL endpoint
-      (thrift). False where there is no target (sqlfluff's lint).
+      adapter can read Iceberg's API directly), not on the lakehouse's warm
+      engine (Spark Connect) or through a SQL endpoint (thrift). False where
+      there is no target (sqlfluff's lint).
     -#}
-    {{ return(target is defined and target.method == 'session') }}
+    {{ return(target is defined and target.method == 'session' and adapter.runs_spark_in_process()) }}
 {%- endmacro %}
 
 

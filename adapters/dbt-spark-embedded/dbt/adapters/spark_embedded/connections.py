@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import (
@@ -28,11 +28,14 @@ from dbt.adapters.spark.connections import (
     SparkConnectionMethod,
     SparkCredentials,
 )
+from dbt.adapters.spark.session import Connection as SessionConnection
+from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse, spark_parameters
-from dbt.adapters.spark_embedded.python_submissions import active_session
+from dbt.adapters.spark_embedded.python_submissions import active_session, is_remote
 from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock, with_services
 from dbt.flags import get_flags
 from dbt_common.exceptions import DbtRuntimeError
+from pyspark.errors import AnalysisException
 
 ADAPTER_TYPE = "spark_embedded"
 WRITING_COMMANDS = ("build", "run", "seed", "snapshot")  # one at a time per lakehouse
@@ -123,5 +126,38 @@ class SparkEmbeddedConnectionManager(SparkConnectionManager):
                 raise LakehouseRefusal(str(exc)) from exc
             # Spark starts here, not at the first query (dbt-spark's cursor), so that its JVM
             # starts without its banner (quiet.py); the cursor's getOrCreate finds this session.
-            active_session(credentials.server_side_parameters)
+            # Or the lakehouse's warm engine answers, and no Spark starts in this process.
+            spark = active_session(credentials.server_side_parameters)
+            if is_remote(spark):
+                connection = super().open(connection)
+                connection.handle = SessionConnectionWrapper(WarmConnection(spark))
+                return connection
         return super().open(connection)
+
+
+class WarmCursor(Cursor):
+    """dbt-spark's session cursor on a given Spark Connect session (its own builds a session
+    of the process's Spark at every statement)."""
+
+    def __init__(self, spark: Any) -> None:
+        super().__init__()
+        self._spark = spark
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        if parameters:
+            sql = sql % parameters
+        try:
+            self._df = self._spark.sql(sql)
+        except AnalysisException as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+
+class WarmConnection(SessionConnection):
+    """A session connection whose cursors run on the lakehouse's warm engine."""
+
+    def __init__(self, spark: Any) -> None:
+        super().__init__()
+        self._spark = spark
+
+    def cursor(self) -> WarmCursor:
+        return WarmCursor(self._spark)

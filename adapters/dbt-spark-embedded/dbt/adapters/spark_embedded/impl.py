@@ -5,7 +5,8 @@
    property ``table_type=ICEBERG``; they are marked ``is_iceberg`` so that
    dbt-spark's materializations treat them as Iceberg tables (``create or
    replace`` instead of drop + create, Iceberg column-comment syntax, merges).
-2. Python models run in the dbt process (``session`` submission method).
+2. Python models run in the dbt process (``session`` submission method), on its Spark or on
+   the lakehouse's warm engine (python_submissions.active_session).
 3. One build at a time per lakehouse: ``hold_build_lock`` (the project's first
    on-run-start hook) fails a second build at once, naming the running one.
 
@@ -23,10 +24,11 @@ from dbt.adapters.__about__ import version as base_adapter_version
 from dbt.adapters.base import BaseRelation, PythonJobHelper, available
 from dbt.adapters.base.relation import AdapterTrackingRelationInfo
 from dbt.adapters.contracts.relation import RelationConfig
+from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.spark_embedded.__version__ import version
 from dbt.adapters.spark_embedded.connections import ADAPTER_TYPE, SparkEmbeddedConnectionManager
-from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper
+from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper, warm_engine_for
 from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -94,6 +96,16 @@ class SparkEmbeddedAdapter(SparkAdapter):
         if value is not None:
             self._node_memo[key] = value
         return self._node_memo.get(key)
+
+    @available
+    def runs_spark_in_process(self) -> bool:
+        """Whether this process's queries run on a Spark of its own (method session), whose
+        Iceberg API the adapter reads directly; false on the lakehouse's warm engine (Spark
+        Connect: python_submissions.active_session) and on a SQL endpoint (thrift)."""
+        credentials = self.config.credentials
+        if credentials.method != SparkConnectionMethod.SESSION:
+            return False
+        return warm_engine_for(credentials.server_side_parameters) is None
 
     @available
     def iceberg_last_commits(self, tables: list[str], skipped_operations: list[str]) -> dict[str, int | None]:

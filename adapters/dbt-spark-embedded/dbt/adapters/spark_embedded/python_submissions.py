@@ -9,24 +9,42 @@ SparkSession that dbt-spark's ``session`` method has already started.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark_embedded.quiet import quiet_jvm_start
-from dbt.adapters.spark_embedded.services import with_services
+from dbt.adapters.spark_embedded.services import (
+    ENGINE_USER,
+    LAKEHOUSE_CONF,
+    warm_engine_url,
+    with_services,
+)
 from dbt_common.exceptions import DbtRuntimeError
 
+# Settings a running Spark keeps as it started (catalogs, extensions): the warm engine's own.
+_STATIC_PREFIXES = ("spark.sql.catalog", "spark.sql.extensions", "spark.sql.catalogImplementation")
+_remote_sessions: dict[str, Any] = {}  # Spark Connect address -> this process's session there
 
-def active_session(server_side_parameters: dict[str, str]) -> Any:
-    """The process's SparkSession (started with the profile's settings if it
-    does not exist yet, the lakehouse's metastore service started first if need
-    be), made the JVM's active session for this thread.
+
+def active_session(server_side_parameters: dict[str, str], warm: bool = True) -> Any:
+    """The process's SparkSession, made the JVM's active session for this thread.
+
+    With `warm` (the default), a session of a local-mode lakehouse whose warm engine runs
+    (its SQL endpoint's Spark, serving Spark Connect: services.warm_engine_url) is a Spark
+    Connect session there, unless this process already runs a Spark of its own: no Spark
+    starts in this process. Otherwise the process's own Spark, started with the profile's
+    settings if it does not exist yet (the lakehouse's metastore service started first if
+    need be).
 
     dbt runs each node in a worker thread; the JVM keeps the active session per
     thread, and Iceberg's ``createOrReplace`` from a thread without one fails
     with ``LOCATION_ALREADY_EXISTS``.
     """
+    remote = warm_engine_for(server_side_parameters) if warm else None
+    if remote is not None:
+        return remote_session(remote, server_side_parameters)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.enableHiveSupport()
@@ -37,6 +55,58 @@ def active_session(server_side_parameters: dict[str, str]) -> Any:
     spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
     spark._jvm.SparkSession.setDefaultSession(spark._jsparkSession)
     return spark
+
+
+def warm_engine_for(server_side_parameters: dict[str, str]) -> str | None:
+    """The Spark Connect address a session with these settings uses: that of the lakehouse's
+    warm engine when the settings are a local-mode lakehouse's (not a cluster's), the engine
+    runs, and this process has no Spark of its own (which keeps serving it)."""
+    lakehouse = server_side_parameters.get(LAKEHOUSE_CONF)
+    if not lakehouse or not server_side_parameters.get("spark.master", "local").startswith("local"):
+        return None
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return None
+    return warm_engine_url(lakehouse)
+
+
+def remote_session(url: str, server_side_parameters: dict[str, str]) -> Any:
+    """This process's Spark Connect session at `url`, with the session settings of
+    `server_side_parameters` that a running Spark takes (time zone, ANSI mode, shuffle
+    partitions...), set once."""
+    session = _remote_sessions.get(url)
+    if session is None:
+        from pyspark.sql import SparkSession
+
+        # create, not getOrCreate: that would hand back any session of the process, of any
+        # engine (a process may reach several lakehouses).
+        session = SparkSession.builder.remote(f"{url}/;user_id={ENGINE_USER}").create()
+        settings = {
+            key: value
+            for key, value in server_side_parameters.items()
+            if key.startswith("spark.sql.") and not key.startswith(_STATIC_PREFIXES)
+        }
+        for key, value in settings.items():
+            # A static one (the warehouse's location...) is the engine's already: it refuses it.
+            with contextlib.suppress(Exception):
+                session.conf.set(key, value)
+        _remote_sessions[url] = session
+    return session
+
+
+def is_remote(spark: Any) -> bool:
+    """Whether `spark` is a Spark Connect session (no JVM in this process)."""
+    return not hasattr(spark, "_jsparkSession")
+
+
+def remote_url(spark: Any) -> str | None:
+    """The warm engine's address (`sc://127.0.0.1:PORT`) of a session :func:`active_session`
+    gave there; None for a session of this process's own Spark."""
+    for url, session in _remote_sessions.items():
+        if session is spark:
+            return url
+    return None
 
 
 class SessionPythonJobHelper(PythonJobHelper):

@@ -12,8 +12,13 @@ none answers, under a file lock, so that processes racing to start it start one.
 service stops by itself after `$CDC_METASTORE_IDLE_MINUTES` (default 60) without a client,
 or with `python -m python_ingest lakehouse stop`.
 
+The SQL endpoint's Spark is also the lakehouse's warm engine: it serves Spark Connect on
+127.0.0.1, and while it runs, `dbt build` and `land` of the local target use it instead of
+starting a Spark of their own (:func:`warm_engine_url`).
+
 Files, all under `<lakehouse>/services/`: `metastore.json` (pid, port), `metastore.log`,
-`metastore.lock`; `sql-endpoint.json`, `sql-endpoint.log`, `sql-endpoint.lock`;
+`metastore.lock`; `sql-endpoint.json` (pid, port, Spark Connect port), `sql-endpoint.log`,
+`sql-endpoint.lock`;
 `build.lock` and `build.json`, held by the running `dbt build` (:func:`acquire_build_lock`).
 """
 
@@ -381,15 +386,50 @@ def _acquire_build_lock(lakehouse_dir: str | Path, command: str, label: str | No
 
 # -- the SQL endpoint ------------------------------------------------------------
 SQL_PORT_ENV = "CDC_SQL_PORT"
+CONNECT_PORT_ENV = "CDC_CONNECT_PORT"
+WARM_ENGINE_ENV = "CDC_WARM_ENGINE"
+CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
+# The Spark Connect user of every session on the warm engine: a process can reach the session
+# of another (dead) one by its id (python_ingest/engine_writes.py).
+ENGINE_USER = "cdc-lakehouse"
 SQL_ENDPOINT = "sql-endpoint"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
 
 def sql_port() -> int:
-    text = os.environ.get(SQL_PORT_ENV, "10000").strip()
+    return _port_setting(SQL_PORT_ENV, "10000")
+
+
+def _port_setting(name: str, default: str) -> int:
+    text = os.environ.get(name, default).strip()
     if not text.isdigit() or not 0 < int(text) < 65536:
-        raise ServiceError(f"{SQL_PORT_ENV}={text!r} is not a port number")
+        raise ServiceError(f"{name}={text!r} is not a port number")
     return int(text)
+
+
+def connect_port() -> int:
+    """The warm engine's Spark Connect port: $CDC_CONNECT_PORT, else a free one of 127.0.0.1
+    (clients read it from the endpoint's state file)."""
+    if os.environ.get(CONNECT_PORT_ENV, "").strip():
+        return _port_setting(CONNECT_PORT_ENV, "")
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def warm_engine_url(lakehouse_dir: str | Path) -> str | None:
+    """The Spark Connect address (`sc://127.0.0.1:PORT`) of the lakehouse's warm engine, the
+    SQL endpoint's Spark, when it runs and answers; None otherwise, or when
+    $CDC_WARM_ENGINE is `off`."""
+    if os.environ.get(WARM_ENGINE_ENV, "").strip().lower() in ("off", "0", "false", "no"):
+        return None
+    state = sql_endpoint_state(lakehouse_dir)
+    if not state or not state.get("connect_port"):
+        return None
+    with contextlib.suppress(ValueError, TypeError):
+        if is_alive(int(state["pid"])) and answers(int(state["connect_port"])):
+            return f"sc://{LOOPBACK}:{int(state['connect_port'])}"
+    return None
 
 
 def jdbc_url(port: int) -> str:
@@ -426,7 +466,13 @@ def start_sql_endpoint(
     """The lakehouse's SQL endpoint (Spark's Thrift Server, HiveServer2 binary protocol) on
     127.0.0.1:`port` (default $CDC_SQL_PORT, else 10000), started in the background if it does
     not run yet; returns once it answers queries. `spark_params` are the Spark settings of the
-    lakehouse's session target."""
+    lakehouse's session target.
+
+    Its Spark is also the lakehouse's warm engine: the same driver serves Spark Connect on
+    127.0.0.1 (:func:`connect_port`), and `dbt build` and `land` of the local target run their
+    queries there instead of starting a Spark of their own (:func:`warm_engine_url`,
+    python_submissions.active_session). Its heap is therefore the target's
+    (`spark.driver.memory`), unless $CDC_SQL_DRIVER_MEMORY says otherwise."""
     root = Path(lakehouse_dir).resolve()
     directory = services_dir(root)
     port = port or sql_port()
@@ -442,15 +488,27 @@ def start_sql_endpoint(
                 f"{LOOPBACK}:{port} is held by {port_holder(port)}: start this lakehouse's SQL "
                 f"endpoint on another port with --port PORT (or {SQL_PORT_ENV})"
             )
+        grpc_port = connect_port()
+        if answers(grpc_port):
+            raise ServiceError(
+                f"{LOOPBACK}:{grpc_port} is held by {port_holder(grpc_port)}: set {CONNECT_PORT_ENV} "
+                "to a free port for the warm engine, or unset it"
+            )
         params = {
             **with_services(spark_params),
             # A query reads the tables' current metadata: it sees every build committed before it.
             "spark.sql.catalog.spark_catalog.cache-enabled": "false",
-            "spark.driver.memory": os.environ.get("CDC_SQL_DRIVER_MEMORY", "2g"),
+            "spark.driver.memory": os.environ.get(
+                "CDC_SQL_DRIVER_MEMORY", spark_params.get("spark.driver.memory", "4g")
+            ),
             "spark.app.name": "cdc-lakehouse-sql-endpoint",
             "spark.ui.enabled": "false",
             "spark.driver.bindAddress": LOOPBACK,
             "spark.driver.host": LOOPBACK,
+            # The warm engine: Spark Connect in the same driver, on 127.0.0.1 only.
+            "spark.plugins": CONNECT_PLUGIN,
+            "spark.connect.grpc.binding.address": LOOPBACK,
+            "spark.connect.grpc.binding.port": str(grpc_port),
         }
         # The Thrift Server runs each SQL session in a class loader of its own: classes that
         # only `spark.jars` adds are not found there (NoClassDefFoundError in Iceberg's catalog).
@@ -474,7 +532,13 @@ def start_sql_endpoint(
             "PYSPARK_PYTHON": sys.executable,
         }
         process = _spawn(command, log, root, environment)
-        state = {"pid": process.pid, "port": port, "started_at": _now(), "url": jdbc_url(port)}
+        state = {
+            "pid": process.pid,
+            "port": port,
+            "started_at": _now(),
+            "url": jdbc_url(port),
+            "connect_port": grpc_port,
+        }
         state_path.write_text(json.dumps(state), encoding="utf-8")
         _await_endpoint(process.pid, port, log)
         return state
