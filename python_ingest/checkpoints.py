@@ -60,6 +60,9 @@ class Pending:
     files: dict[str, FileState] = field(default_factory=dict)
     offsets: dict[str, int] = field(default_factory=dict)  # "<topic>#<partition>" -> next offset
     topic_ids: dict[str, str] = field(default_factory=dict)
+    # Written on the lakehouse's warm engine: its Spark Connect address and this run's session
+    # there, where the write may outlive a killed run (python_ingest/engine_writes.py).
+    engine: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -67,12 +70,19 @@ class Pending:
             "files": {k: v.to_json() for k, v in self.files.items()},
             "offsets": dict(self.offsets),
             "topic_ids": dict(self.topic_ids),
+            "engine": dict(self.engine),
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Pending:
         files = {k: FileState.from_json(v) for k, v in data["files"].items()}
-        return cls(data["chunk_id"], files, dict(data.get("offsets", {})), dict(data.get("topic_ids", {})))
+        return cls(
+            data["chunk_id"],
+            files,
+            dict(data.get("offsets", {})),
+            dict(data.get("topic_ids", {})),
+            dict(data.get("engine", {})),
+        )
 
 
 def partition_key(topic: str, partition: int) -> str:
@@ -147,9 +157,13 @@ class CheckpointStore:
         files: dict[str, FileState],
         offsets: dict[str, int] | None = None,
         topic_ids: dict[str, str] | None = None,
+        engine: dict[str, str] | None = None,
     ) -> None:
-        """Phase one: record what the chunk about to be committed will change."""
-        self.pending = Pending(chunk_id, files, dict(offsets or {}), dict(topic_ids or {}))
+        """Phase one: record what the chunk about to be committed will change (and, for a
+        chunk the warm engine writes, where)."""
+        self.pending = Pending(
+            chunk_id, files, dict(offsets or {}), dict(topic_ids or {}), dict(engine or {})
+        )
         self._save()
 
     def commit(self) -> None:

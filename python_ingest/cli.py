@@ -519,7 +519,7 @@ def land_kafka_command(args: argparse.Namespace) -> int:
     landers: list[Lander] = []
     with _interruptible():
         try:
-            spark = active_session(params)
+            spark = active_session(params, warm=False)  # Kafka's reader runs in this JVM
             _catch_interrupts()  # again: pyspark's context installs a SIGINT handler of its own
             # With --watch, StopFlag takes the signals over: they stop the watch (exit 0).
             stop = StopFlag() if args.watch else None
@@ -600,7 +600,8 @@ def pipeline_command(args: argparse.Namespace) -> int:
     ]
     with _interruptible():
         try:
-            spark = active_session(params)
+            # The pipeline is a warm engine of its own; its dbt builds run on it too.
+            spark = active_session(params, warm=False)
         except (Interrupted, KeyboardInterrupt):
             return EXIT_INTERRUPTED
     # SIGTERM and Ctrl-C finish the cycle (its landing commits what it read, its build runs).
@@ -755,6 +756,11 @@ def lakehouse_command(args: argparse.Namespace) -> int:
     print(f"JDBC URL: {services.jdbc_url(port)}")
     venv_bin = Path(sys.executable).parent
     print(f'beeline: PATH="{venv_bin}:$PATH" beeline -u {services.jdbc_url(port)} -n "$USER"')
+    if endpoint.get("connect_port"):
+        print(
+            f"warm engine: sc://{services.LOOPBACK}:{endpoint['connect_port']} (Spark Connect; "
+            "land and dbt build of the local target run here)"
+        )
     if metastore is not None:
         print(f"metastore: thrift://{services.LOOPBACK}:{metastore['port']}, pid {metastore['pid']}")
     return EXIT_OK

@@ -14,7 +14,9 @@ orphan that no snapshot names, as a failed Spark append leaves.
 
 Elsewhere :attr:`IcebergAppender.direct` is false and landing appends through Spark: on a
 cluster its executors write (in parallel, with the connectors of the cluster's HDFS, S3 or
-ABFS warehouse), not the one machine that runs `land`.
+ABFS warehouse), not the one machine that runs `land`. On the lakehouse's warm engine (a
+Spark Connect session, no JVM in the landing process) :class:`SparkAppender` has the engine
+write.
 """
 
 from __future__ import annotations
@@ -72,6 +74,27 @@ def arrow_schema(iceberg_schema: Any) -> Any:
             for f in iceberg_schema.columns()
         ]
     )
+
+
+class SparkAppender:
+    """A table appended through Spark only (:attr:`direct` false): on a Spark Connect session
+    (the lakehouse's warm engine), where this process has no JVM, the engine writes the
+    chunks."""
+
+    direct = False
+
+    def __init__(self, spark: Any, qualified_name: str) -> None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        self.schema = to_arrow_schema(spark.table(qualified_name).schema)
+
+
+def table_appender(spark: Any, qualified_name: str) -> IcebergAppender | SparkAppender:
+    """How landing appends to `qualified_name` on `spark`: Iceberg's API in this process's
+    JVM, or, on a Spark Connect session, Spark alone."""
+    if not hasattr(spark, "_jsparkSession"):
+        return SparkAppender(spark, qualified_name)
+    return IcebergAppender(spark, qualified_name)
 
 
 class IcebergAppender:

@@ -8,6 +8,7 @@ bounded whatever the file size and a re-run lands only what is new.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from python_ingest import engine_writes
 from python_ingest.bronze import BRONZE_FORMATS, FORMATS, BronzeTable
 from python_ingest.checkpoints import CheckpointStore, FileState, file_head
 from python_ingest.containers import (
@@ -251,6 +253,12 @@ class Lander:
         self._writer: ThreadPoolExecutor | None = None
         self._writing: Future | None = None
         self._since = time.monotonic()
+        # On the lakehouse's warm engine (Spark Connect), where the engine appends: its address
+        # and this run's session there, kept with each pending chunk (engine_writes).
+        from dbt.adapters.spark_embedded.python_submissions import remote_url
+
+        url = remote_url(spark)
+        self._engine = engine_writes.record(spark, url) if url else {}
 
     # -- table -----------------------------------------------------------
     def prepare(self) -> None:
@@ -263,6 +271,8 @@ class Lander:
                 raise
         pending = self.checkpoints.pending
         if pending is not None:
+            if pending.engine:  # appended by the warm engine, which may still be at it
+                engine_writes.settle(pending.engine, pending.chunk_id)
             found = self.spark.sql(
                 f"select count(*) from {self.table.qualified_name}.snapshots "
                 f"where summary['{CHUNK_PROPERTY}'] = '{pending.chunk_id}'"
@@ -292,12 +302,13 @@ class Lander:
             writing.result()
 
     def _write_chunk(self, messages: list[RawMessage], states: dict[str, FileState]) -> None:
-        # The JVM keeps the active session per thread; Iceberg's writes look for it.
-        self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
+        if hasattr(self.spark, "_jsparkSession"):  # not on Spark Connect (the warm engine)
+            # The JVM keeps the active session per thread; Iceberg's writes look for it.
+            self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
         if self._appender is None:
-            from python_ingest.iceberg_files import IcebergAppender
+            from python_ingest.iceberg_files import table_appender
 
-            self._appender = IcebergAppender(self.spark, self.table.qualified_name)
+            self._appender = table_appender(self.spark, self.table.qualified_name)
         write = None
         if messages:
             data = self._arrow_chunk(messages)
@@ -314,9 +325,10 @@ class Lander:
         """How a chunk's DataFrame (in the table's columns) is appended by Spark."""
 
         def write(chunk_id: str) -> None:
-            frame.writeTo(self.table.qualified_name).option(
-                f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
-            ).append()
+            with engine_writes.tagged(self.spark, chunk_id) if self._engine else contextlib.nullcontext():
+                frame.writeTo(self.table.qualified_name).option(
+                    f"snapshot-property.{CHUNK_PROPERTY}", chunk_id
+                ).append()
 
         return write
 
@@ -351,7 +363,7 @@ class Lander:
         None, what the chunk's snapshot says."""
         self._chunks += 1
         chunk_id = f"{self.report.batch_id}:{self._chunks}"
-        self.checkpoints.begin(chunk_id, files or {}, offsets, topic_ids)
+        self.checkpoints.begin(chunk_id, files or {}, offsets, topic_ids, self._engine)
         self.kill_switch.reached("before-append")
         if write is not None:
             write(chunk_id)

@@ -102,7 +102,10 @@ def service_lines(home: Path) -> list[str]:
         ("SQL endpoint", services.sql_endpoint_state(home)),
     ):
         if state is not None and services.is_alive(int(state["pid"])):
-            found.append(f"{name} on {services.LOOPBACK}:{state['port']} (pid {state['pid']})")
+            engine = ""
+            if state.get("connect_port"):  # the SQL endpoint's Spark is the warm engine too
+                engine = f", warm engine on {services.LOOPBACK}:{state['connect_port']}"
+            found.append(f"{name} on {services.LOOPBACK}:{state['port']}{engine} (pid {state['pid']})")
         else:
             found.append(f"{name} not running")
     return found
