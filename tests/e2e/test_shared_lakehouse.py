@@ -11,6 +11,9 @@ a SQL client (PyHive) of the endpoint.
 - `lakehouse start | status | stop`, a port already in use, queries of gold while a build and a
   land run, a query after a build seeing that build, `dbt build --target thrift` (the SQL models
   through the endpoint; a Debezium change waits, pending, for the next local build to decode it);
+- while the endpoint runs, `land`, `dbt build` and `status` run on its Spark (the warm engine,
+  Spark Connect) without a Java of their own; an append a killed `land` left running there is
+  interrupted and waited for before the next run looks for it (python_ingest/engine_writes.py);
 - no process of the project listens outside 127.0.0.1 at any point checked.
 """
 
@@ -23,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -50,18 +54,23 @@ class Lakehouse:
         self.path, self.port = path, port
         self.env = {**os.environ, "CDC_LAKEHOUSE_DIR": str(path), "CDC_SQL_PORT": str(port)}
 
-    def start(self, *args: str) -> subprocess.Popen:
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         command = (
             [sys.executable, "-m", "python_ingest", *args]
             if args[0] != "dbt"
             else [str(Path(sys.executable).parent / "dbt"), *args[1:]]
         )
         return subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            command,
+            cwd=ROOT,
+            env={**self.env, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
 
-    def run(self, *args: str, timeout: float = 900) -> tuple[int, str]:
-        process = self.start(*args)
+    def run(self, *args: str, timeout: float = 900, env: dict[str, str] | None = None) -> tuple[int, str]:
+        process = self.start(*args, env=env)
         output, _ = process.communicate(timeout=timeout)
         return process.returncode, output
 
@@ -258,3 +267,82 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
     assert lakehouse.run("lakehouse", "status")[0] != 0
     assert lakehouse.run("lakehouse", "stop")[0] == 0  # nothing running: still fine
     print(f"SQL endpoint started in {start_seconds:.1f}s")
+
+
+# A landing run's append on the warm engine, left running by a kill -9: one that scans without
+# end, in a session of the engine's landing user, under the tag of chunk "orphan:1".
+ORPHAN_APPEND = """
+import sys
+from pyspark.sql import SparkSession
+from dbt.adapters.spark_embedded.services import ENGINE_USER
+from python_ingest.engine_writes import tagged
+
+spark = SparkSession.builder.remote(f"{sys.argv[1]}/;user_id={ENGINE_USER}").create()
+spark.sql("create database if not exists scratch")
+spark.sql("create table if not exists scratch.orphan_probe (id bigint) using iceberg")
+print(spark.session_id, flush=True)
+with tagged(spark, "orphan:1"):
+    spark.range(0, 10**13).where("sha2(cast(id as string), 256) = 'none'").writeTo(
+        "scratch.orphan_probe"
+    ).append()
+"""
+
+
+def test_land_and_build_run_on_the_warm_engine_and_a_killed_runs_append_is_settled(
+    lakehouse, tmp_path
+) -> None:
+    from python_ingest import engine_writes
+
+    lakehouse.path.mkdir(parents=True, exist_ok=True)  # when run alone
+    code, output = lakehouse.run("lakehouse", "start")
+    assert code == 0, output
+    try:
+        # No Java for the commands: they can only run on the engine.
+        no_java = {"JAVA_HOME": str(tmp_path / "no-java")}
+        inbox = tmp_path / "ces"
+        subprocess.run(
+            [sys.executable, "-m", "python_ingest", "generate", "--format", "ces", "--changes", "40"]
+            + ["--seed", "11", str(inbox)],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        lines = sum(len(f.read_text().splitlines()) for f in inbox.rglob("*.jsonl"))
+        land = ("land", "--format", "ces", "--container", "jsonl", str(inbox))
+        code, output = lakehouse.run(*land, env=no_java)
+        assert code == 0, output
+        assert f"landed {lines} message(s)" in output, output
+        code, output = lakehouse.run(*BUILD, env=no_java)
+        assert code == 0, output[-3000:]
+        assert "Messages this build decided" in output, output[-3000:]
+        code, output = lakehouse.run("status", env=no_java)
+        assert code == 0, output
+
+        # kill -9 of a run whose append the engine carries on: settle interrupts it and
+        # returns once it has ended, so that nothing commits after the next run has looked.
+        state = json.loads((lakehouse.path / "services" / "sql-endpoint.json").read_text())
+        url = f"sc://127.0.0.1:{state['connect_port']}"
+        writer = subprocess.Popen(
+            [sys.executable, "-c", ORPHAN_APPEND, url], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        )
+        session = writer.stdout.readline().strip()
+        assert session, "the orphan's session did not start"
+        time.sleep(3)  # its append runs on the engine
+        writer.kill()
+        writer.wait()
+        settled: dict[str, list[str]] = {}
+        engine = {"url": url, "session": session}
+        thread = threading.Thread(
+            target=lambda: settled.update(operations=engine_writes.settle(engine, "orphan:1")), daemon=True
+        )
+        thread.start()
+        thread.join(180)
+        assert not thread.is_alive(), "settle did not return: the killed run's append still runs"
+        assert len(settled["operations"]) == 1, settled
+        snapshots = "select count(*) from scratch.orphan_probe.snapshots"
+        [(after_settle,)] = lakehouse.sql(snapshots)
+        time.sleep(5)
+        assert lakehouse.sql(snapshots) == [(after_settle,)] == [(0,)]
+        assert engine_writes.settle(engine, "orphan:1") == []  # nothing left to settle
+    finally:
+        stop_services(lakehouse.path)

@@ -143,3 +143,49 @@ def test_a_long_running_process_holds_the_build_lock_only_while_it_builds(tmp_pa
     assert not (tmp_path / "services" / "build.json").exists()
     assert other_build() == "acquired"
     services.release_build_lock(tmp_path)  # not held: nothing to do
+
+
+def test_the_warm_engine_is_used_only_while_its_endpoint_runs_and_answers(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from dbt.adapters.spark_embedded.python_submissions import warm_engine_for
+
+    directory = services.services_dir(tmp_path)  # made by services_dir
+    state = directory / f"{services.SQL_ENDPOINT}.json"
+    assert services.warm_engine_url(tmp_path) is None  # never started
+    state.write_text(json.dumps({"pid": 2**22 + 12345, "port": 9, "connect_port": 9}))
+    assert services.warm_engine_url(tmp_path) is None  # its process is gone
+    state.write_text(json.dumps({"pid": os.getpid(), "port": 9}))
+    assert services.warm_engine_url(tmp_path) is None  # an endpoint of before the warm engine
+    with __import__("socket").socket() as listener:  # a live process whose Connect port answers
+        listener.bind((services.LOOPBACK, 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        state.write_text(json.dumps({"pid": os.getpid(), "port": port, "connect_port": port}))
+        assert services.warm_engine_url(tmp_path) == f"sc://127.0.0.1:{port}"
+        local = {services.LAKEHOUSE_CONF: str(tmp_path), "spark.master": "local[2]"}
+        # The cluster target's sessions are the cluster's; a process with a Spark of its own
+        # (this one, when an earlier test of its started one) keeps it.
+        assert warm_engine_for({**local, "spark.master": "spark://127.0.0.1:7077"}) is None
+        from pyspark import SparkContext
+
+        expected = None if SparkContext._active_spark_context is not None else f"sc://127.0.0.1:{port}"
+        assert warm_engine_for(local) == expected
+        monkeypatch.setenv(services.WARM_ENGINE_ENV, "off")
+        assert services.warm_engine_url(tmp_path) is None
+
+
+def test_a_pending_chunk_keeps_the_engine_session_that_appends_it(tmp_path: Path) -> None:
+    from python_ingest import engine_writes
+    from python_ingest.checkpoints import CheckpointStore
+
+    store = CheckpointStore(tmp_path, "raw_ces")
+    engine = {"url": "sc://127.0.0.1:1", "session": "0b5c6f0e-0000-4000-8000-000000000000"}
+    store.begin("20261127T000000Z-abc:3", {}, engine=engine)
+    assert CheckpointStore(tmp_path, "raw_ces").pending.engine == engine
+    store.begin("20261127T000000Z-abc:4", {})
+    assert CheckpointStore(tmp_path, "raw_ces").pending.engine == {}
+    assert engine_writes.chunk_tag("20261127T000000Z-abc:3") == "cdc-chunk-20261127T000000Z-abc-3"
+    # An engine that no longer answers has stopped, and its appends with it: nothing to wait for.
+    assert engine_writes.settle(engine, "20261127T000000Z-abc:3") == []
+    assert engine_writes.settle({}, "20261127T000000Z-abc:3") == []
