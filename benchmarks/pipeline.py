@@ -28,6 +28,10 @@ Every phase runs as a separate process, the way a user runs it, against a fresh 
     land --watch       in a lakehouse of its own: `land --watch` over an inbox of the base
                        files (timed from its start until all are committed), then the +1 %
                        files appear in the inbox, timed until committed (no Spark start)
+    warm pipeline      `pipeline --continuous` on the built lakehouse (benchmarks/warm.py)
+    warm engine        `dbt parse`, `dbt build` with nothing new and `land` of a small file,
+                       each with a Spark of its own and on the lakehouse's warm engine (the
+                       SQL endpoint's Spark, `lakehouse start`): engine_phases
 
 --landing-only leaves out the dbt phases.
 
@@ -263,6 +267,42 @@ def watch_phases(home: Path, env: dict[str, str], log: Path, run: Run) -> list[P
     ]
 
 
+def engine_phases(home: Path, env: dict[str, str], log: Path, lines: int = 20) -> list[Phase]:
+    """The plain commands with and without the lakehouse's warm engine (the SQL endpoint's
+    Spark, docs/lakehouse.md "The warm engine"), on the built lakehouse: `dbt parse` (dbt's own
+    start-up), a `dbt build` with nothing new, and `land` of a small file (the first `lines`
+    messages of a base file, as a new file), each with a Spark of its own
+    (CDC_WARM_ENGINE=off) and on the engine; the engine's first build (its JIT still cold)
+    and its second."""
+    source = message_files(home / "base")[0]
+    small = [home / "small" / name / source.relative_to(home / "base") for name in ("own", "warm")]
+    for path in small:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with source.open(encoding="utf-8") as handle:
+            path.write_text("".join(next(handle) for _ in range(lines)), encoding="utf-8")
+
+    def land(path: Path) -> list[list[str]]:
+        return land_commands(path.parents[len(source.relative_to(home / "base").parts) - 1])
+
+    own = {**env, "CDC_WARM_ENGINE": "off"}
+    lakehouse = [str(PYTHON), "-m", "python_ingest", "lakehouse"]
+    phases = [
+        Phase("dbt parse (dbt's own start-up)", timed([[str(DBT), "parse"]], env, log), spark=False),
+        Phase("dbt build, nothing new (own Spark)", timed([BUILD], own, log)),
+        Phase("warm engine start (lakehouse start)", timed([[*lakehouse, "start"]], env, log)),
+    ]
+    try:  # both builds before the small files land: nothing is new to either
+        phases += [
+            Phase("dbt build, nothing new (fresh engine)", timed([BUILD], env, log), spark=False),
+            Phase("dbt build, nothing new (warm engine)", timed([BUILD], env, log), spark=False),
+            Phase("land of a small file (own Spark)", timed(land(small[0]), own, log), lines),
+            Phase("land of a small file (warm engine)", timed(land(small[1]), env, log), lines, spark=False),
+        ]
+    finally:
+        run_process([*lakehouse, "stop"], env, log)
+    return phases
+
+
 def timed(commands: list[list[str]], env: dict[str, str], log: Path) -> float:
     return sum(run_process(command, env, log)[0] for command in commands)
 
@@ -352,6 +392,9 @@ def benchmark(messages: int, workdir: Path, keep: bool, ces_large_every: int, bu
             print(f"   {name}: {spent:.1f}s (cycle {cycle.number})", flush=True)
         run.builds["warm cycle (+1 %)"] = node_times(home / "dbt-target" / "run_results.json")
         run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+        for phase in engine_phases(home, env, log):
+            run.phases.append(phase)
+            print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
     if not keep:
         for directory in ("base", "more", "warm", "lakehouse", "dbt-target"):
             shutil.rmtree(home / directory, ignore_errors=True)
@@ -441,6 +484,21 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
                 "warm build, nothing new ÷ cold build, nothing new",
                 "warm build, nothing new (first cycle)",
                 "dbt build (nothing new)",
+            ),
+            (
+                "`dbt build`, nothing new: warm engine ÷ own Spark",
+                "dbt build, nothing new (warm engine)",
+                "dbt build, nothing new (own Spark)",
+            ),
+            (
+                "`dbt build`, nothing new, on the warm engine ÷ `dbt parse`",
+                "dbt build, nothing new (warm engine)",
+                "dbt parse (dbt's own start-up)",
+            ),
+            (
+                "`land` of a small file: warm engine ÷ own Spark",
+                "land of a small file (warm engine)",
+                "land of a small file (own Spark)",
             ),
         ):
             if not all(any(p.name == name for p in run.phases) for name in (top, bottom)):

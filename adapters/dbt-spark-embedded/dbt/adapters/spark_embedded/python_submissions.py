@@ -26,6 +26,7 @@ from dbt_common.exceptions import DbtRuntimeError
 # Settings a running Spark keeps as it started (catalogs, extensions): the warm engine's own.
 _STATIC_PREFIXES = ("spark.sql.catalog", "spark.sql.extensions", "spark.sql.catalogImplementation")
 _remote_sessions: dict[str, Any] = {}  # Spark Connect address -> this process's session there
+_engine_of: dict[str, str] = {}  # lakehouse directory -> the warm engine this process uses for it
 
 
 def active_session(server_side_parameters: dict[str, str], warm: bool = True) -> Any:
@@ -44,6 +45,7 @@ def active_session(server_side_parameters: dict[str, str], warm: bool = True) ->
     """
     remote = warm_engine_for(server_side_parameters) if warm else None
     if remote is not None:
+        _engine_of[server_side_parameters[LAKEHOUSE_CONF]] = remote
         return remote_session(remote, server_side_parameters)
     from pyspark.sql import SparkSession
 
@@ -60,10 +62,14 @@ def active_session(server_side_parameters: dict[str, str], warm: bool = True) ->
 def warm_engine_for(server_side_parameters: dict[str, str]) -> str | None:
     """The Spark Connect address a session with these settings uses: that of the lakehouse's
     warm engine when the settings are a local-mode lakehouse's (not a cluster's), the engine
-    runs, and this process has no Spark of its own (which keeps serving it)."""
+    runs, and this process has no Spark of its own (which keeps serving it). Once a session
+    of the process runs there, the process keeps that engine for the lakehouse: a build never
+    changes engines half-way."""
     lakehouse = server_side_parameters.get(LAKEHOUSE_CONF)
     if not lakehouse or not server_side_parameters.get("spark.master", "local").startswith("local"):
         return None
+    if lakehouse in _engine_of:  # decided: the process keeps its engine
+        return _engine_of[lakehouse]
     from pyspark import SparkContext
 
     if SparkContext._active_spark_context is not None:
