@@ -79,11 +79,18 @@ public class KafkaTool {
                     throw e;
                 }
             }
-            // Until the broker's metadata has every partition with its leader.
+            // Until the broker's metadata has every partition with its leader. Right after the
+            // creation (or a deletion of the same name) the broker may not know the topic yet.
             for (int attempt = 0; attempt < 100; attempt++) {
-                var description = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
-                if (description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
-                    return;
+                try {
+                    var description = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+                    if (description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                        return;
+                    }
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                        throw e;
+                    }
                 }
                 Thread.sleep(100);
             }
