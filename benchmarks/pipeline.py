@@ -275,14 +275,12 @@ def engine_phases(home: Path, env: dict[str, str], log: Path, lines: int = 20) -
     (CDC_WARM_ENGINE=off) and on the engine; the engine's first build (its JIT still cold)
     and its second."""
     source = message_files(home / "base")[0]
-    small = [home / "small" / name / source.relative_to(home / "base") for name in ("own", "warm")]
-    for path in small:
+    own_root, warm_root = small = [home / "small" / name for name in ("own", "warm")]
+    for root in small:  # each a root of producer folders, as land_commands takes
+        path = root / source.relative_to(home / "base")
         path.parent.mkdir(parents=True, exist_ok=True)
         with source.open(encoding="utf-8") as handle:
             path.write_text("".join(next(handle) for _ in range(lines)), encoding="utf-8")
-
-    def land(path: Path) -> list[list[str]]:
-        return land_commands(path.parents[len(source.relative_to(home / "base").parts) - 1])
 
     own = {**env, "CDC_WARM_ENGINE": "off"}
     lakehouse = [str(PYTHON), "-m", "python_ingest", "lakehouse"]
@@ -295,8 +293,13 @@ def engine_phases(home: Path, env: dict[str, str], log: Path, lines: int = 20) -
         phases += [
             Phase("dbt build, nothing new (fresh engine)", timed([BUILD], env, log), spark=False),
             Phase("dbt build, nothing new (warm engine)", timed([BUILD], env, log), spark=False),
-            Phase("land of a small file (own Spark)", timed(land(small[0]), own, log), lines),
-            Phase("land of a small file (warm engine)", timed(land(small[1]), env, log), lines, spark=False),
+            Phase("land of a small file (own Spark)", timed(land_commands(own_root), own, log), lines),
+            Phase(
+                "land of a small file (warm engine)",
+                timed(land_commands(warm_root), env, log),
+                lines,
+                spark=False,
+            ),
         ]
     finally:
         run_process([*lakehouse, "stop"], env, log)

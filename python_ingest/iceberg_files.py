@@ -89,14 +89,6 @@ class SparkAppender:
         self.schema = to_arrow_schema(spark.table(qualified_name).schema)
 
 
-def table_appender(spark: Any, qualified_name: str) -> IcebergAppender | SparkAppender:
-    """How landing appends to `qualified_name` on `spark`: Iceberg's API in this process's
-    JVM, or, on a Spark Connect session, Spark alone."""
-    if not hasattr(spark, "_jsparkSession"):
-        return SparkAppender(spark, qualified_name)
-    return IcebergAppender(spark, qualified_name)
-
-
 class IcebergAppender:
     """One Iceberg table, opened through the Spark session's catalog."""
 

@@ -254,7 +254,8 @@ class Lander:
         self._writing: Future | None = None
         self._since = time.monotonic()
         # On the lakehouse's warm engine (Spark Connect), where the engine appends: its address
-        # and this run's session there, kept with each pending chunk (engine_writes).
+        # and this run's session there, kept with each pending chunk (engine_writes). Empty for
+        # this process's own Spark (active_session gives Connect sessions of the engine only).
         from dbt.adapters.spark_embedded.python_submissions import remote_url
 
         url = remote_url(spark)
@@ -302,13 +303,14 @@ class Lander:
             writing.result()
 
     def _write_chunk(self, messages: list[RawMessage], states: dict[str, FileState]) -> None:
-        if hasattr(self.spark, "_jsparkSession"):  # not on Spark Connect (the warm engine)
+        if not self._engine:  # this process's own Spark, not the warm engine (Spark Connect)
             # The JVM keeps the active session per thread; Iceberg's writes look for it.
             self.spark._jvm.SparkSession.setActiveSession(self.spark._jsparkSession)
         if self._appender is None:
-            from python_ingest.iceberg_files import table_appender
+            from python_ingest.iceberg_files import IcebergAppender, SparkAppender
 
-            self._appender = table_appender(self.spark, self.table.qualified_name)
+            appender = SparkAppender if self._engine else IcebergAppender
+            self._appender = appender(self.spark, self.table.qualified_name)
         write = None
         if messages:
             data = self._arrow_chunk(messages)

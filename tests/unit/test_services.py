@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -157,7 +158,7 @@ def test_the_warm_engine_is_used_only_while_its_endpoint_runs_and_answers(
     assert services.warm_engine_url(tmp_path) is None  # its process is gone
     state.write_text(json.dumps({"pid": os.getpid(), "port": 9}))
     assert services.warm_engine_url(tmp_path) is None  # an endpoint of before the warm engine
-    with __import__("socket").socket() as listener:  # a live process whose Connect port answers
+    with socket.socket() as listener:  # a live process whose Connect port answers
         listener.bind((services.LOOPBACK, 0))
         listener.listen()
         port = listener.getsockname()[1]
