@@ -190,3 +190,15 @@ def test_a_pending_chunk_keeps_the_engine_session_that_appends_it(tmp_path: Path
     # An engine that no longer answers has stopped, and its appends with it: nothing to wait for.
     assert engine_writes.settle(engine, "20261127T000000Z-abc:3") == []
     assert engine_writes.settle({}, "20261127T000000Z-abc:3") == []
+
+
+def test_a_service_this_process_started_is_not_alive_once_it_exited() -> None:
+    """Until its parent reaps it, an exited child is a zombie that signal 0 still finds: a stop
+    of a service this process started would wait out its whole grace period."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{child.pid}/stat").read_text().split()[2] != "Z" and time.monotonic() < deadline:
+        time.sleep(0.05)  # exited, not reaped: a zombie
+    assert not services.is_alive(child.pid)
+    assert not Path(f"/proc/{child.pid}").exists()  # reaped
+    assert services.is_alive(os.getpid())

@@ -110,6 +110,12 @@ def _spawn(command: list[str], log: Path, cwd: Path, env: dict[str, str] | None 
 
 
 def is_alive(pid: int) -> bool:
+    """Whether process `pid` runs. A service this process started and that has exited is
+    reaped here: until then it is a zombie, which signal 0 still finds (and a stop would wait
+    its whole grace period for it)."""
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
