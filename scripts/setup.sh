@@ -47,6 +47,15 @@ stamp=.venv/.setup-stamp
 # a coordinate already there is not fetched again.
 resolve_jars() {
   .venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars || die "the jars could not be resolved (see above)."
+  archive_classes
+}
+# Class-data-sharing archives of the Spark driver's and the metastore service's classes
+# (adapters/dbt-spark-embedded, class_archive.py): made once per machine (about a minute) from
+# one real session, so that every JVM the lakehouse starts loads its classes sooner. Without
+# them everything works, only each Spark starts slower.
+archive_classes() {
+  .venv/bin/python -m dbt.adapters.spark_embedded.archive_classes ||
+    echo "setup: no class archives (see above): each Spark start takes longer; nothing else changes." >&2
 }
 
 if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

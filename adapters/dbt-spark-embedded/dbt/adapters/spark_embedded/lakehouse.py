@@ -30,6 +30,7 @@ import os
 import sys
 from collections.abc import Mapping
 
+from dbt.adapters.spark_embedded.class_archive import SPARK_DRIVER, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
@@ -104,10 +105,11 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
         "spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
         LAKEHOUSE_CONF: root,
         # Spark logs errors only (its default prints start-up warnings into dbt's output),
-        # and the driver JVM's compilers and collector suit a short-lived build
-        # (services.JVM_OPTIONS).
+        # the driver JVM's compilers and collector suit a short-lived build
+        # (services.JVM_OPTIONS), and it loads Spark's classes from set-up's archive
+        # (class_archive).
         "spark.driver.extraJavaOptions": " ".join(
-            [f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", *JVM_OPTIONS]
+            [f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", *JVM_OPTIONS, *java_options(SPARK_DRIVER)]
         ),
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.

@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.spark_embedded.class_archive import METASTORE, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, java_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
 from dbt.include import spark_embedded as include_package
@@ -249,12 +250,14 @@ def metastore_command(
         "log4j2.configurationFile": LOG4J_CONFIG,
         **properties,
     }
+    own = os.pathsep.join([metastore_jar(), *classpath])  # the class path beyond pyspark's jars
     return [
         java_executable(),
         "-Xmx768m",
         *JVM_OPTIONS,
+        *java_options(METASTORE, own),
         "-cp",
-        os.pathsep.join([metastore_jar(), *classpath, f"{spark_jars_dir()}/*"]),
+        os.pathsep.join([own, f"{spark_jars_dir()}/*"]),
         *(f"-D{key}={value}" for key, value in settings.items()),
         METASTORE_SOURCE.stem,
         str(port),

@@ -1,0 +1,86 @@
+"""Class-data-sharing archives: the JVMs the lakehouse starts load Spark's classes from a
+memory-mapped archive instead of reading, parsing and verifying them from pyspark's jars.
+
+A Spark driver loads about 19,000 classes by its first queries, and on a 2-core machine
+that is most of its start-up: a session with two small queries starts in about two thirds of
+the time with the archive (docs/benchmarks.md, "Class-data sharing: Spark starts sooner").
+Every command that starts a Spark of its own gains that (`land`, `dbt build` without the warm
+engine, `pipeline`, `lakehouse start`), and so does each lakehouse's metastore service.
+
+An archive is HotSpot's dynamic CDS archive (JDK 13+, ``-XX:ArchiveClassesAtExit``), made by
+set-up (``python -m dbt.adapters.spark_embedded.archive_classes``) from one real session, and
+kept in the jar cache under a name that hashes what it depends on: the `java` that runs it,
+pyspark's version and jar files, and the JVM's class path. An archive that does not match (a
+JVM or pyspark upgraded since) is not used: a JVM started without it only starts slower. The
+JVM checks the class path's jar files itself as well, and falls back to reading them, silently
+(its CDS log is off), if they changed. ``CDC_CLASS_ARCHIVES=off`` starts JVMs without archives.
+
+This module only names archives and the JVM options that use them; it imports nothing of the
+lakehouse's above the jar cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from dbt.adapters.spark_embedded.jars import cache_dir
+
+ARCHIVES_ENV = "CDC_CLASS_ARCHIVES"  # "off": no archive is used
+# Set by archive_classes while it makes the archives: JVMs started then write theirs into this
+# directory at exit (-XX:ArchiveClassesAtExit) instead of using one.
+CREATE_ENV = "CDC_CLASS_ARCHIVES_CREATE"
+SPARK_DRIVER = "spark-driver"  # a Spark driver started by spark-submit (pyspark, the SQL endpoint)
+METASTORE = "metastore"  # the lakehouse's metastore service (services.metastore_command)
+# The JVM's messages about archives (a mismatch, a missing file; while one is made, each class
+# it leaves out) are not the user's concern: without a usable archive it starts as it would
+# have without one.
+_QUIET = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+
+
+def java_binary() -> Path | None:
+    """The `java` that spark-submit and the services start ($JAVA_HOME's, else the first on
+    PATH), resolved; None if there is none."""
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not found or not Path(found).exists():
+        return None
+    return Path(found).resolve()
+
+
+def pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
+def archive_path(kind: str, classpath: str = "") -> Path | None:
+    """Where the archive of JVMs of `kind` whose class path (beyond pyspark's jars) is
+    `classpath` is kept, named by a hash of what it depends on; None without a `java`."""
+    java = java_binary()
+    if java is None:
+        return None
+    jars = pyspark_jars()
+    digest = hashlib.sha256()
+    stat = java.stat()
+    for part in (kind, str(java), str(stat.st_size), str(stat.st_mtime_ns), str(jars), classpath):
+        digest.update(part.encode() + b"\0")
+    for name in sorted(os.listdir(jars)) if jars.is_dir() else ():
+        digest.update(name.encode() + b"\0")
+    return cache_dir() / "class-archives" / f"{kind}-{digest.hexdigest()[:16]}.jsa"
+
+
+def java_options(kind: str, classpath: str = "") -> list[str]:
+    """The JVM options of a JVM of `kind`: its archive's, if set-up made one that matches; while
+    archive_classes makes them, the option that writes it at exit."""
+    if os.environ.get(ARCHIVES_ENV, "").strip().lower() == "off":
+        return []
+    creating = os.environ.get(CREATE_ENV)
+    if creating:
+        return [f"-XX:ArchiveClassesAtExit={Path(creating) / f'{kind}.jsa'}", *_QUIET[1:]]
+    path = archive_path(kind, classpath)
+    if path is None or not path.is_file():
+        return []
+    return [f"-XX:SharedArchiveFile={path}", *_QUIET]
