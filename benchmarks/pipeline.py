@@ -30,8 +30,9 @@ Every phase runs as a separate process, the way a user runs it, against a fresh 
                        files appear in the inbox, timed until committed (no Spark start)
     warm pipeline      `pipeline --continuous` on the built lakehouse (benchmarks/warm.py)
     warm engine        `dbt parse`, `dbt build` with nothing new and `land` of a small file,
-                       each with a Spark of its own and on the lakehouse's warm engine (the
-                       SQL endpoint's Spark, `lakehouse start`): engine_phases
+                       each with a Spark of its own (with and without set-up's class archives,
+                       docs/lakehouse.md "Class-data sharing") and on the lakehouse's warm
+                       engine (the SQL endpoint's Spark, `lakehouse start`): engine_phases
 
 --landing-only leaves out the dbt phases.
 
@@ -272,10 +273,10 @@ def engine_phases(home: Path, env: dict[str, str], log: Path, lines: int = 20) -
     Spark, docs/lakehouse.md "The warm engine"), on the built lakehouse: `dbt parse` (dbt's own
     start-up), a `dbt build` with nothing new, and `land` of a small file (the first `lines`
     messages of a base file, as a new file), each with a Spark of its own
-    (CDC_WARM_ENGINE=off) and on the engine; the engine's first build (its JIT still cold)
-    and its second."""
+    (CDC_WARM_ENGINE=off), also without class archives (CDC_CLASS_ARCHIVES=off), and on the
+    engine; the engine's first build (its JIT still cold) and its second."""
     source = message_files(home / "base")[0]
-    own_root, warm_root = small = [home / "small" / name for name in ("own", "warm")]
+    own_root, warm_root, plain_root = small = [home / "small" / name for name in ("own", "warm", "plain")]
     for root in small:  # each a root of producer folders, as land_commands takes
         path = root / source.relative_to(home / "base")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -283,10 +284,17 @@ def engine_phases(home: Path, env: dict[str, str], log: Path, lines: int = 20) -
             path.write_text("".join(next(handle) for _ in range(lines)), encoding="utf-8")
 
     own = {**env, "CDC_WARM_ENGINE": "off"}
+    plain = {**own, "CDC_CLASS_ARCHIVES": "off"}  # JVMs reading every class from the jars
     lakehouse = [str(PYTHON), "-m", "python_ingest", "lakehouse"]
     phases = [
         Phase("dbt parse (dbt's own start-up)", timed([[str(DBT), "parse"]], env, log), spark=False),
         Phase("dbt build, nothing new (own Spark)", timed([BUILD], own, log)),
+        Phase("dbt build, nothing new (own Spark, no class archives)", timed([BUILD], plain, log)),
+        Phase(
+            "land of a small file (own Spark, no class archives)",
+            timed(land_commands(plain_root), plain, log),
+            lines,
+        ),
         Phase("warm engine start (lakehouse start)", timed([[*lakehouse, "start"]], env, log)),
     ]
     try:  # both builds before the small files land: nothing is new to either
@@ -502,6 +510,16 @@ def ratios(runs: list[Run]) -> list[tuple[str, float, float]]:
                 "`land` of a small file: warm engine ÷ own Spark",
                 "land of a small file (warm engine)",
                 "land of a small file (own Spark)",
+            ),
+            (
+                "`dbt build`, nothing new, own Spark: class archives ÷ none",
+                "dbt build, nothing new (own Spark)",
+                "dbt build, nothing new (own Spark, no class archives)",
+            ),
+            (
+                "`land` of a small file, own Spark: class archives ÷ none",
+                "land of a small file (own Spark)",
+                "land of a small file (own Spark, no class archives)",
             ),
         ):
             if not all(any(p.name == name for p in run.phases) for name in (top, bottom)):
