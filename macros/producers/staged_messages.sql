@@ -8,16 +8,33 @@
 {% macro new_bronze_messages(source_format, columns) -%}
     {#-
       The query of a staging model's `messages` CTE: `columns` of the bronze
-      messages of `source_format` staged since the model's last run.
+      messages of `source_format` staged since the model's last run. When
+      none was, and stg_bronze__messages is all the model reads, the model is
+      idle (macros/platform/idle_models.sql): a build that brought only other
+      producers' messages commits nothing to it, so the producer's models
+      downstream stay idle too instead of merging nothing.
     -#}
+    {%- set bronze = ref('stg_bronze__messages') -%}
+    {%- set of_format = "source_format = '" ~ source_format ~ "'" -%}
+    {%- set since = last_staged_at() -%}
+    {%- set is_new = staged_after(bronze, since, condition=of_format) -%}
+    {%- if execute and is_incremental()
+        and upstream_tables(model.unique_id) == [bronze.schema ~ '.' ~ bronze.identifier] -%}
+        {%- if is_new != 'false' and since == timestamp_literal('1970-01-01 00:00:00')
+            and query_scalar('select count(*) from (select 1 from ' ~ bronze ~ ' where ' ~ of_format ~ ' limit 1)') | int == 0 -%}
+            {#- The model holds no message, and the producer has none: staged_after had no build of it to go by. -#}
+            {%- set is_new = 'false' -%}
+        {%- endif -%}
+        {%- if is_new == 'false' -%}
+            {%- do set_model_idle(true) -%}
+        {%- endif -%}
+    {%- endif -%}
     select
         {{ columns | join(',\n        ') }}
-    from {{ ref('stg_bronze__messages') }}
+    from {{ bronze }}
     where
-        source_format = '{{ source_format }}'
-        and {{ staged_after(
-            ref('stg_bronze__messages'), last_staged_at(), condition="source_format = '" ~ source_format ~ "'"
-        ) }}
+        {{ of_format }}
+        and {{ is_new }}
 {%- endmacro %}
 
 
