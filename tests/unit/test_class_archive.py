@@ -4,6 +4,7 @@ tests/e2e/test_class_archive.py checks that the lakehouse's JVMs run with the on
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,13 @@ def test_an_archive_is_named_by_what_it_depends_on(cache: Path, tmp_path: Path, 
     assert driver != metastore
     assert archive_path(METASTORE, "/jars/cdc-metastore-2.jar") != metastore  # another class path
     assert archive_path(SPARK_DRIVER) == driver  # the same things: the same name
+    # A jar of the class path rebuilt (or a venv made anew): the JVM would refuse the archive
+    # (it checks each jar's size and time), so it has another name.
+    jar = tmp_path / "cdc-metastore.jar"
+    jar.write_bytes(b"one")
+    before = archive_path(METASTORE, str(jar))
+    os.utime(jar, ns=(1, 1))
+    assert archive_path(METASTORE, str(jar)) != before
     # Another `java` (an upgrade): another name, so the old archive is not used.
     other_java = tmp_path / "jdk" / "bin" / "java"
     other_java.parent.mkdir(parents=True)

@@ -5,15 +5,17 @@ A Spark driver loads about 19,000 classes by its first queries, and on a 2-core 
 that is most of its start-up: a session with two small queries starts in about two thirds of
 the time with the archive (docs/benchmarks.md, "Class-data sharing: Spark starts sooner").
 Every command that starts a Spark of its own gains that (`land`, `dbt build` without the warm
-engine, `pipeline`, `lakehouse start`), and so does each lakehouse's metastore service.
+engine, `pipeline`), and so does each lakehouse's metastore service. (The SQL endpoint's
+driver has a class path of its own and starts without one.)
 
 An archive is HotSpot's dynamic CDS archive (JDK 13+, ``-XX:ArchiveClassesAtExit``), made by
 set-up (``python -m dbt.adapters.spark_embedded.archive_classes``) from one real session, and
 kept in the jar cache under a name that hashes what it depends on: the `java` that runs it,
-pyspark's version and jar files, and the JVM's class path. An archive that does not match (a
-JVM or pyspark upgraded since) is not used: a JVM started without it only starts slower. The
-JVM checks the class path's jar files itself as well, and falls back to reading them, silently
-(its CDS log is off), if they changed. ``CDC_CLASS_ARCHIVES=off`` starts JVMs without archives.
+and every jar file of the JVM's class path (pyspark's, and the service's own), by path, size
+and modification time, which the JVM checks too. An archive that does not match (a JVM or
+pyspark upgraded or reinstalled since) is not used: a JVM started without it only starts
+slower. One the JVM refuses anyway is not used either, silently (its CDS log is off).
+``CDC_CLASS_ARCHIVES=off`` starts JVMs without archives.
 
 This module only names archives and the JVM options that use them; it imports nothing of the
 lakehouse's above the jar cache.
@@ -63,12 +65,15 @@ def archive_path(kind: str, classpath: str = "") -> Path | None:
     if java is None:
         return None
     jars = pyspark_jars()
-    digest = hashlib.sha256()
-    stat = java.stat()
-    for part in (kind, str(java), str(stat.st_size), str(stat.st_mtime_ns), str(jars), classpath):
-        digest.update(part.encode() + b"\0")
-    for name in sorted(os.listdir(jars)) if jars.is_dir() else ():
-        digest.update(name.encode() + b"\0")
+    digest = hashlib.sha256(kind.encode() + b"\0")
+    # The JVM refuses an archive when a jar of its class path is not the file it was made
+    # from (size and modification time): a reinstalled pyspark, a rebuilt jar. Such a
+    # change gives another name, so set-up makes the archive again.
+    files = [java, *sorted(jars.glob("*.jar")), *(Path(p) for p in classpath.split(os.pathsep) if p)]
+    for path in files:
+        stat = path.stat() if path.exists() else None
+        facts = (str(path), str(stat.st_size), str(stat.st_mtime_ns)) if stat else (str(path), "-", "-")
+        digest.update("\0".join(facts).encode() + b"\0")
     return cache_dir() / "class-archives" / f"{kind}-{digest.hexdigest()[:16]}.jsa"
 
 
