@@ -67,10 +67,6 @@ WORKLOAD = (
 )
 
 
-def _metastore_key() -> str:
-    return metastore_jar()  # the service's class path beyond pyspark's jars (metastore_command)
-
-
 def _run_session(lakehouse: Path) -> None:
     """The session whose JVMs write the archives, then both JVMs stopped (and waited for)."""
     from pyspark import SparkContext
@@ -96,7 +92,8 @@ def _run_session(lakehouse: Path) -> None:
 
 
 def main() -> int:
-    wanted = {SPARK_DRIVER: archive_path(SPARK_DRIVER), METASTORE: archive_path(METASTORE, _metastore_key())}
+    # The metastore's class path beyond pyspark's jars, as metastore_command gives it.
+    wanted = {SPARK_DRIVER: archive_path(SPARK_DRIVER), METASTORE: archive_path(METASTORE, metastore_jar())}
     if any(path is None for path in wanted.values()):
         print("setup: no `java` found: no class archives made", file=sys.stderr)
         return 1

@@ -28,7 +28,7 @@ import os
 import shutil
 from pathlib import Path
 
-from dbt.adapters.spark_embedded.jars import cache_dir
+from dbt.adapters.spark_embedded.jars import cache_dir, spark_jars_dir
 
 ARCHIVES_ENV = "CDC_CLASS_ARCHIVES"  # "off": no archive is used
 # Set by archive_classes while it makes the archives: JVMs started then write theirs into this
@@ -52,19 +52,13 @@ def java_binary() -> Path | None:
     return Path(found).resolve()
 
 
-def pyspark_jars() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent / "jars"
-
-
 def archive_path(kind: str, classpath: str = "") -> Path | None:
     """Where the archive of JVMs of `kind` whose class path (beyond pyspark's jars) is
     `classpath` is kept, named by a hash of what it depends on; None without a `java`."""
     java = java_binary()
     if java is None:
         return None
-    jars = pyspark_jars()
+    jars = spark_jars_dir()
     digest = hashlib.sha256(kind.encode() + b"\0")
     # The JVM refuses an archive when a jar of its class path is not the file it was made
     # from (size and modification time): a reinstalled pyspark, a rebuilt jar. Such a

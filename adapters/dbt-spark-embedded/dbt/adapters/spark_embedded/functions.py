@@ -26,7 +26,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from dbt.adapters.spark_embedded.jars import cache_dir
+from dbt.adapters.spark_embedded.jars import cache_dir, spark_jars_dir
 from dbt.include import spark_embedded as include_package
 
 SOURCES = Path(include_package.PACKAGE_PATH) / "functions"
@@ -74,8 +74,6 @@ def _javac() -> str:
 
 
 def _classpath() -> str:
-    from dbt.adapters.spark_embedded.services import spark_jars_dir
-
     jars = []
     for pattern in COMPILE_AGAINST:
         found = sorted(spark_jars_dir().glob(pattern))

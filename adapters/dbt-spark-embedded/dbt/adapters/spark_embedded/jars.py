@@ -91,6 +91,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc-lakehouse" / "jars").resolve()
 
 
+def spark_jars_dir() -> Path:
+    """pyspark's own jars (Spark, Hive, Derby...), which every JVM of the lakehouse runs on."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
 def _manifest() -> dict[str, list[str]]:
     path = cache_dir() / MANIFEST
     if not path.is_file():

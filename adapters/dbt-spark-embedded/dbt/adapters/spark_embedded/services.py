@@ -29,7 +29,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -41,9 +40,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.spark_embedded.class_archive import METASTORE, java_options
+from dbt.adapters.spark_embedded.class_archive import METASTORE, java_binary, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, java_jar
-from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
+from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar, spark_jars_dir
 from dbt.include import spark_embedded as include_package
 
 LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services a session needs
@@ -186,17 +185,10 @@ def port_holder(port: int) -> str:
 
 
 def java_executable() -> str:
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not found or not Path(found).exists():
+    found = java_binary()
+    if found is None:
         raise ServiceError("Java 17 is needed to run the lakehouse's metastore service; no `java` was found.")
-    return found
-
-
-def spark_jars_dir() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent / "jars"
+    return str(found)
 
 
 def _listening_port(log: Path) -> int | None:
