@@ -125,6 +125,10 @@
       When (epoch milliseconds) each of `tables` (`schema.name`) last
       committed, not counting snapshots whose operation is in
       `skipped_operations`: a dict, none for a table without such a snapshot.
+      A table's first snapshot counts whatever its operation: the statement
+      that created the table wrote it (a model's first build with an empty
+      result commits a `delete`), so a model built empty is not taken for
+      one never built.
       A target that runs Spark in the dbt process (method session) reads
       Iceberg's API through the adapter, a few milliseconds a table; another
       (thrift) asks the tables' `snapshots` metadata tables, in one query.
@@ -136,7 +140,7 @@
     {%- set query -%}
         {%- for table in tables %}
         select '{{ table }}', unix_millis(max(committed_at)) from {{ table }}.snapshots
-        {%- if skipped_operations %} where operation not in ({{ skipped }}){% endif %}
+        {%- if skipped_operations %} where operation not in ({{ skipped }}) or parent_id is null{% endif %}
         {%- if not loop.last %} union all{% endif %}
         {%- endfor %}
     {%- endset -%}

@@ -478,6 +478,19 @@ def test_iceberg_last_commits_skips_the_given_operations_back_to_the_last_write(
     assert last_commits(dbt, [table], ["replace", "delete"]) == {table: newest}
 
 
+def test_iceberg_last_commits_counts_the_first_snapshot_of_a_table_built_empty(spark, dbt, scratch) -> None:
+    # A model's first build with an empty result, as dbt-spark creates it: its one snapshot is a
+    # `delete`, which is still the build (its children are idle against it, not rebuilt forever).
+    table = f"{scratch}.built_empty"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"create or replace table {table} using iceberg as select 1 as id where false")
+    [(operation, parent, millis)] = spark.sql(
+        f"select operation, parent_id, unix_millis(committed_at) from {table}.snapshots"
+    ).collect()
+    assert (operation, parent) == ("delete", None)
+    assert last_commits(dbt, [table], ["replace", "delete"]) == {table: millis}
+
+
 def test_iceberg_last_commits_names_a_table_it_cannot_load(dbt, scratch) -> None:
     result = dbt("compile", "--inline", last_commits_call([f"{scratch}.missing"], []), expect_success=False)
     assert not result.success

@@ -112,7 +112,9 @@ class SparkEmbeddedAdapter(SparkAdapter):
         """For each Iceberg table name in ``tables``, when (epoch milliseconds) its newest
         snapshot committed, going back from its current snapshot past those whose operation is
         in ``skipped_operations`` (e.g. a compaction's ``replace``); None for a table with no
-        such snapshot. Read through Iceberg's own API, on the table Spark resolves for a
+        such snapshot. A table's first snapshot (no parent) is never skipped: the statement
+        that created the table wrote it, such as a model's first build whose empty result
+        commits a ``delete``. Read through Iceberg's own API, on the table Spark resolves for a
         query: no Spark job, a few milliseconds a table (the `snapshots` metadata table takes
         a Spark query each).
         A table that is missing or not Iceberg raises, naming it."""
@@ -122,7 +124,9 @@ class SparkEmbeddedAdapter(SparkAdapter):
             snapshot = table.currentSnapshot()
             while snapshot is not None and snapshot.operation() in skipped_operations:
                 parent = snapshot.parentId()
-                snapshot = table.snapshot(parent) if parent is not None else None
+                if parent is None:
+                    break  # the table's first snapshot: its creation
+                snapshot = table.snapshot(parent)
             commits[name] = snapshot.timestampMillis() if snapshot is not None else None
         return commits
 
