@@ -8,7 +8,8 @@ a SQL client (PyHive) of the endpoint.
   on SIGTERM), and the next build picks the messages up;
 - a second `dbt build` while one runs: exits non-zero within seconds, in one line naming the
   running build, and changes nothing;
-- `lakehouse start | status | stop`, a port already in use, queries of gold while a build and a
+- `lakehouse start | status | stop` (the endpoint started in one test serves the next, then
+  stops), a port already in use, queries of gold while a build and a
   land run, a query after a build seeing that build, `dbt build --target thrift` (the SQL models
   through the endpoint; a Debezium change waits, pending, for the next local build to decode it);
 - while the endpoint runs, `land`, `dbt build` and `status` run on its Spark (the warm engine,
@@ -261,11 +262,7 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
         in output
     ), output
     stop_services(other.path)
-
-    code, output = lakehouse.run("lakehouse", "stop")
-    assert code == 0 and "SQL endpoint" in output
-    assert lakehouse.run("lakehouse", "status")[0] != 0
-    assert lakehouse.run("lakehouse", "stop")[0] == 0  # nothing running: still fine
+    # The endpoint stays up for the next test (its engine warm); that test stops it.
     print(f"SQL endpoint started in {start_seconds:.1f}s")
 
 
@@ -294,7 +291,7 @@ def test_land_and_build_run_on_the_warm_engine_and_a_killed_runs_append_is_settl
     from python_ingest import engine_writes
 
     lakehouse.path.mkdir(parents=True, exist_ok=True)  # when run alone
-    code, output = lakehouse.run("lakehouse", "start")
+    code, output = lakehouse.run("lakehouse", "start")  # still running after the test before
     assert code == 0, output
     try:
         # No Java for the commands: they can only run on the engine.
@@ -344,5 +341,10 @@ def test_land_and_build_run_on_the_warm_engine_and_a_killed_runs_append_is_settl
         time.sleep(5)
         assert lakehouse.sql(snapshots) == [(after_settle,)] == [(0,)]
         assert engine_writes.settle(engine, "orphan:1") == []  # nothing left to settle
+
+        code, output = lakehouse.run("lakehouse", "stop")
+        assert code == 0 and "SQL endpoint" in output
+        assert lakehouse.run("lakehouse", "status")[0] != 0
+        assert lakehouse.run("lakehouse", "stop")[0] == 0  # nothing running: still fine
     finally:
         stop_services(lakehouse.path)
