@@ -52,6 +52,16 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 )
 
 
+# Test files whose module fixtures share one session fixture's work: each group is one unit of
+# work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
+# that work once. The four generated-traffic files check one landing of every producer's
+# traffic in two runs with one build after each (fixture generated_traffic).
+SHARED_WORK = {
+    f"tests/e2e/test_{producer}_generated.py": "generated traffic"
+    for producer in ("ces", "dataworks", "debezium", "qlik")
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Before anything can start Spark: every test run gets its own lakehouse.
     if "CDC_TEST_LAKEHOUSE_DIR" in os.environ:
@@ -84,6 +94,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return rank.get(relative, len(rank))
 
     items.sort(key=file_rank)  # stable: the other files keep their collection order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's `--dist loadfile`, except that the files of a SHARED_WORK group are one
+    unit of work (in the place of the group's first file)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesSharingWork(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_WORK.get(scope, scope)
+
+    return FilesSharingWork(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -157,3 +181,12 @@ def dbt(spark) -> Callable[..., object]:
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def generated_traffic(spark, land, dbt, tmp_path_factory):
+    """Every producer's generated traffic, landed in two runs with one build after each
+    (tests/helpers/generated_traffic.py); the four files of SHARED_WORK check it."""
+    from tests.helpers.generated_traffic import land_and_build
+
+    return land_and_build(spark, land, dbt, tmp_path_factory.mktemp("generated"))

@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_tools.generators.ces_traffic import generate
 from tests.helpers.tables import live_rows
 
 pytestmark = pytest.mark.spark
 
 
-def test_generated_traffic_ends_in_the_expected_current_rows(spark, land, dbt, tmp_path) -> None:
-    traffic = generate(changes=150, seed=11, partitions=3, db="gen11", big_every=30)
-    assert traffic.split_events >= 2 and traffic.redeliveries >= 1
-    paths = traffic.write(tmp_path / "traffic")
-    assert land("--format", "ces", "--container", "jsonl", *paths[:2]).exit_code == 0
-    dbt("build")
-    assert land("--format", "ces", "--container", "jsonl", paths[2]).exit_code == 0
-    dbt("build")
-
+def test_generated_traffic_ends_in_the_expected_current_rows(spark, generated_traffic) -> None:
+    # Landed in two runs, each followed by a build (tests/helpers/generated_traffic.py).
+    traffic = generated_traffic.ces
     for table in traffic.tables:
         live = live_rows(spark, table.table_id, table.key)
         assert live == traffic.expected_current[table.table_id], table.table_id

@@ -8,22 +8,16 @@ from collections import Counter
 
 import pytest
 
-from cdc_tools.generators.dataworks_traffic import default_tables, generate
+from cdc_tools.generators.dataworks_traffic import default_tables
 from tests.helpers.tables import live_rows, outcomes
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def traffic(spark, land, dbt, tmp_path_factory):
-    out = tmp_path_factory.mktemp("dataworks-generated")
-    generated = generate(changes=200, seed=5)
-    first, second, late = generated.write(out)
-    assert land("--format", "dataworks", "--container", "jsonl", first, second).exit_code == 0
-    dbt("build")
-    assert land("--format", "dataworks", "--container", "jsonl", late).exit_code == 0
-    dbt("build")
-    return generated
+def traffic(generated_traffic):
+    """Landed in two runs, each followed by a build (tests/helpers/generated_traffic.py)."""
+    return generated_traffic.dataworks
 
 
 def test_gold_has_exactly_the_expected_live_rows(spark, traffic) -> None:

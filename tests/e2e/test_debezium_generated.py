@@ -7,23 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_tools.generators.debezium_traffic import default_feeds, generate
+from cdc_tools.generators.debezium_traffic import default_feeds
 from tests.helpers.tables import live_rows, quarantine_reasons
 
 pytestmark = pytest.mark.spark
 
-BAD_LINES = [
-    # REPLICA IDENTITY NOTHING: a delete with no before image, of a table with no declared key
-    '{"op":"d","before":null,"after":null,"ts_ms":2,"source":{"connector":"postgresql","name":"x",'
-    '"db":"inventory","schema":"public","table":"audit_log","lsn":100,"ts_ms":1}}',
-    '{"op":"x","before":null,"after":{"a":1},"ts_ms":2,"source":{"connector":"mysql","db":"shop",'
-    '"table":"orders","file":"mysql-bin.000009","pos":4,"row":0,"ts_ms":1}}',
-    # weight is a declared decimal(10,3): base64 bytes are expected
-    '{"op":"c","before":null,"after":{"shipment_id":999,"weight":"12.5 kg"},"ts_ms":2,'
-    '"source":{"connector":"postgresql","name":"invpg","db":"inventory","schema":"public",'
-    '"table":"shipments","lsn":900000,"ts_ms":1}}',
-    "{not json",
-]
 REASONS = [
     "neither a before image nor a key",
     "Unknown Debezium op 'x'",
@@ -33,26 +21,10 @@ REASONS = [
 
 
 @pytest.fixture(scope="module")
-def traffic(spark, land, dbt, tmp_path_factory):
-    out = tmp_path_factory.mktemp("debezium-generated")
-    generated = generate(changes=250, seed=11, db="gendb")
-    generated.write(out)
-    kcat = sorted((out / "kcat").glob("*.jsonl"))
-    jsonl = sorted((out / "jsonl").rglob("*.json"))
-    late = [p for p in kcat if ".redump." in p.name or p.name.startswith("genpg.public.items-0")]
-    late += [p for p in jsonl if "partition=2" in str(p)]
-    first_kcat = [p for p in kcat if p not in late]
-    first_jsonl = [p for p in jsonl if p not in late]
-    assert land("--format", "debezium", "--container", "kcat", *first_kcat).exit_code == 0
-    assert land("--format", "debezium", "--container", "jsonl", *first_jsonl).exit_code == 0
-    dbt("build")
-    bad = out / "bad.jsonl"
-    bad.write_text("\n".join(BAD_LINES) + "\n")
-    assert land("--format", "debezium", "--container", "kcat", *[p for p in late if p in kcat]).exit_code == 0
-    late_jsonl = [p for p in late if p in jsonl]
-    assert land("--format", "debezium", "--container", "jsonl", *late_jsonl, bad).exit_code == 0
-    dbt("build")
-    return {"expected": generated.expected_current, "bad": bad}
+def traffic(generated_traffic):
+    """Landed in two runs, each followed by a build, the second with the malformed messages of
+    tests/helpers/generated_traffic.py's DEBEZIUM_BAD_LINES (their reasons: REASONS)."""
+    return {"expected": generated_traffic.debezium.expected_current, "bad": generated_traffic.debezium_bad}
 
 
 def test_gold_has_exactly_the_expected_live_rows(spark, traffic) -> None:

@@ -9,23 +9,16 @@ from collections import Counter
 
 import pytest
 
-from cdc_tools.generators.qlik_traffic import generate
 from tests.helpers.tables import live_rows, outcomes
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def traffic(spark, land, dbt, tmp_path_factory):
-    out = tmp_path_factory.mktemp("qlik-generated")
-    generated = generate(changes=250, seed=5)
-    *early, late = generated.write(out)
-    assert land("--format", "qlik", "--container", "jsonl", *early).exit_code == 0
-    dbt("build")
-    pending = outcomes(spark, "qlik", "%qlik-generated%").count("pending")
-    assert land("--format", "qlik", "--container", "jsonl", late).exit_code == 0
-    dbt("build")
-    return generated, pending
+def traffic(generated_traffic):
+    """Landed in two runs, each followed by a build (tests/helpers/generated_traffic.py), and how
+    many of its messages the first build left pending."""
+    return generated_traffic.qlik, generated_traffic.qlik_pending_after_first_build
 
 
 def test_gold_has_exactly_the_expected_live_rows(spark, traffic) -> None:
