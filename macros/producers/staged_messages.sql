@@ -18,16 +18,9 @@
     {%- set of_format = "source_format = '" ~ source_format ~ "'" -%}
     {%- set since = last_staged_at() -%}
     {%- set is_new = staged_after(bronze, since, condition=of_format) -%}
-    {%- if execute and is_incremental()
+    {%- if execute and is_new == 'false' and is_incremental()
         and upstream_tables(model.unique_id) == [bronze.schema ~ '.' ~ bronze.identifier] -%}
-        {%- if is_new != 'false' and since == timestamp_literal('1970-01-01 00:00:00')
-            and query_scalar('select count(*) from (select 1 from ' ~ bronze ~ ' where ' ~ of_format ~ ' limit 1)') | int == 0 -%}
-            {#- The model holds no message, and the producer has none: staged_after had no build of it to go by. -#}
-            {%- set is_new = 'false' -%}
-        {%- endif -%}
-        {%- if is_new == 'false' -%}
-            {%- do set_model_idle(true) -%}
-        {%- endif -%}
+        {%- do set_model_idle(true) -%}
     {%- endif -%}
     select
         {{ columns | join(',\n        ') }}
