@@ -8,22 +8,19 @@ from __future__ import annotations
 import pytest
 
 from cdc_tools.generators.debezium_traffic import default_feeds
+from tests.helpers.generated_traffic import DEBEZIUM_BAD_MESSAGES
 from tests.helpers.tables import live_rows, quarantine_reasons
 
 pytestmark = pytest.mark.spark
 
-REASONS = [
-    "neither a before image nor a key",
-    "Unknown Debezium op 'x'",
-    "could not be decoded",
-    "not a JSON object",
-]
+# What each malformed message's quarantine reason says, in the order they were landed.
+REASONS = [reason for _, reason in DEBEZIUM_BAD_MESSAGES]
 
 
 @pytest.fixture(scope="module")
 def traffic(generated_traffic):
     """Landed in two runs, each followed by a build, the second with the malformed messages of
-    tests/helpers/generated_traffic.py's DEBEZIUM_BAD_LINES (their reasons: REASONS)."""
+    tests/helpers/generated_traffic.py's DEBEZIUM_BAD_MESSAGES."""
     return {"expected": generated_traffic.debezium.expected_current, "bad": generated_traffic.debezium_bad}
 
 

@@ -16,18 +16,28 @@ from typing import Any
 from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
 from tests.helpers.tables import outcomes
 
-# Debezium messages that must reach quarantine, each with its reason (test_debezium_generated.py).
-DEBEZIUM_BAD_LINES = [
-    # REPLICA IDENTITY NOTHING: a delete with no before image, of a table with no declared key
-    '{"op":"d","before":null,"after":null,"ts_ms":2,"source":{"connector":"postgresql","name":"x",'
-    '"db":"inventory","schema":"public","table":"audit_log","lsn":100,"ts_ms":1}}',
-    '{"op":"x","before":null,"after":{"a":1},"ts_ms":2,"source":{"connector":"mysql","db":"shop",'
-    '"table":"orders","file":"mysql-bin.000009","pos":4,"row":0,"ts_ms":1}}',
-    # weight is a declared decimal(10,3): base64 bytes are expected
-    '{"op":"c","before":null,"after":{"shipment_id":999,"weight":"12.5 kg"},"ts_ms":2,'
-    '"source":{"connector":"postgresql","name":"invpg","db":"inventory","schema":"public",'
-    '"table":"shipments","lsn":900000,"ts_ms":1}}',
-    "{not json",
+# Debezium messages that must reach quarantine, each beside a fragment of its reason
+# (test_debezium_generated.py), landed late in one file, in this order.
+DEBEZIUM_BAD_MESSAGES = [
+    (
+        # REPLICA IDENTITY NOTHING: a delete with no before image, of a table with no declared key
+        '{"op":"d","before":null,"after":null,"ts_ms":2,"source":{"connector":"postgresql","name":"x",'
+        '"db":"inventory","schema":"public","table":"audit_log","lsn":100,"ts_ms":1}}',
+        "neither a before image nor a key",
+    ),
+    (
+        '{"op":"x","before":null,"after":{"a":1},"ts_ms":2,"source":{"connector":"mysql","db":"shop",'
+        '"table":"orders","file":"mysql-bin.000009","pos":4,"row":0,"ts_ms":1}}',
+        "Unknown Debezium op 'x'",
+    ),
+    (
+        # weight is a declared decimal(10,3): base64 bytes are expected
+        '{"op":"c","before":null,"after":{"shipment_id":999,"weight":"12.5 kg"},"ts_ms":2,'
+        '"source":{"connector":"postgresql","name":"invpg","db":"inventory","schema":"public",'
+        '"table":"shipments","lsn":900000,"ts_ms":1}}',
+        "could not be decoded",
+    ),
+    ("{not json", "not a JSON object"),
 ]
 
 
@@ -47,7 +57,7 @@ class GeneratedTraffic:
     ces: Any  # ces_traffic.Traffic
     dataworks: Any  # dataworks_traffic's generated traffic
     debezium: Any  # debezium_traffic's generated traffic
-    debezium_bad: Path  # the file of DEBEZIUM_BAD_LINES, landed late
+    debezium_bad: Path  # the file of DEBEZIUM_BAD_MESSAGES, landed late
     qlik: Any  # qlik_traffic's generated traffic
     qlik_pending_after_first_build: int
 
@@ -70,7 +80,7 @@ def write_all(root: Path) -> tuple[GeneratedTraffic, list[Landing]]:
     late += [p for p in jsonl if "partition=2" in str(p)]
     late_jsonl = [p for p in late if p in jsonl]
     bad = out / "bad.jsonl"
-    bad.write_text("\n".join(DEBEZIUM_BAD_LINES) + "\n")
+    bad.write_text("".join(line + "\n" for line, _ in DEBEZIUM_BAD_MESSAGES))
 
     qlik = qlik_traffic.generate(changes=250, seed=5)
     *qlik_early, qlik_late = qlik.write(root / "qlik-generated")
