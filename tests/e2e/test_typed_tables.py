@@ -46,6 +46,21 @@ ROW1 = {
     "PICTURE": "DEADBEEF",
 }
 ROW2 = {**ROW1, "ID": "2", "NAME": "Bad price", "PRICE": "n/a", "ACTIVE": "0", "PICTURE": None}
+# A table nobody publishes: the build alone types it (gold.cdc_typed_tables), and gives it the
+# column the source adds mid-stream. `VALID_FROM` is a metadata column's name: `source_valid_from`.
+GADGET_ID = "typedcheck.gadget"
+GADGET1 = qm.TableVersion(
+    "r1",
+    "typed",
+    "TYPEDCHECK",
+    "GADGET",
+    1,
+    (qm.Column("ID", "INT4", key_position=1), qm.Column("Label", "STRING"), qm.Column("VALID_FROM", "DATE")),
+    datetime.datetime(2025, 7, 1),
+)
+GADGET2 = GADGET1.add_column(qm.Column("Added Note", "STRING"), datetime.datetime(2025, 7, 2))
+GADGET_ROW = {"ID": "1", "Label": "one", "VALID_FROM": "2024-01-02"}
+GADGET_COLUMNS = [("id", "int"), ("label", "string"), ("source_valid_from", "date")]
 
 
 def metadata(version: qm.TableVersion) -> str:
@@ -108,12 +123,15 @@ def typed(spark, land, dbt, tmp_path_factory):
                 data("INSERT", 1, ROW1),
                 data("INSERT", 2, ROW2),
                 data("UPDATE", 3, {**ROW1, "NAME": "Renamed", "PRICE": "20"}, change="06"),
+                metadata(GADGET1),
+                data("INSERT", 5, GADGET_ROW, GADGET1, *[qm.mask(GADGET1, GADGET_ROW)] * 2),
             ]
         )
         + "\n"
     )
     assert land("--format", "qlik", "--container", "jsonl", first).exit_code == 0
     build()
+    gadget_first = typed_relations(spark, GADGET_ID)
     code, output = run_scaffold(project, TABLE_ID)
     assert code == 0, output
     rows = {r["table_id"]: r for r in csv.DictReader((project / scaffold.SEED_PATH).open())}
@@ -134,12 +152,22 @@ def typed(spark, land, dbt, tmp_path_factory):
                     "80",
                     "FF",
                 ),
+                metadata(GADGET2),
+                data(
+                    "UPDATE",
+                    6,
+                    {**GADGET_ROW, "Label": "uno", "Added Note": "new"},
+                    GADGET2,
+                    qm.mask(GADGET2, ["Label", "Added Note"]),
+                    qm.mask(GADGET2, [c.name for c in GADGET2.columns]),
+                ),
             ]
         )
         + "\n"
     )
     assert land("--format", "qlik", "--container", "jsonl", second).exit_code == 0
     before_scaffold = results_by_name(build())
+    gadget_second = typed_relations(spark, GADGET_ID)
     evolved = run_scaffold(project)
     assert evolved[0] == 0, evolved[1]
     build("--select", name, f"{name}_history")
@@ -151,7 +179,21 @@ def typed(spark, land, dbt, tmp_path_factory):
         "first_build": first_build,
         "before_scaffold": before_scaffold,
         "evolved": evolved[1],
+        "gadget": (gadget_first, gadget_second),
     }
+
+
+def typed_relations(spark, table_id: str) -> dict:
+    """A table's row of gold.cdc_typed_tables, and the columns and rows of its two relations."""
+    [row] = spark.sql(f"select * from gold.cdc_typed_tables where table_id = '{table_id}'").collect()
+    found = {"row": row.asDict(recursive=True)}
+    for relation in (row.relation_name, row.history_relation_name):
+        table = spark.table(f"gold.{relation}")
+        found[relation] = (
+            table.dtypes,
+            [r.asDict() for r in table.orderBy(*table.columns[:1], "valid_from").collect()],
+        )
+    return found
 
 
 def test_scaffold_declares_and_publishes_the_named_table(typed) -> None:
@@ -271,3 +313,34 @@ def test_repository_is_left_clean(typed) -> None:
     published = ROOT / scaffold.PUBLISHED_DIR
     assert not (published / f"{typed['name']}.sql").exists() or typed["name"] in _committed()
     assert TABLE_ID not in (ROOT / scaffold.SEED_PATH).read_text()
+
+
+def test_a_table_nobody_published_is_typed_by_the_build_and_gains_a_new_column(typed) -> None:
+    first, second = typed["gadget"]
+    name = first["row"]["relation_name"]
+    assert (name, first["row"]["history_relation_name"], first["row"]["is_published"]) == (
+        "gadget",
+        "gadget_history",
+        False,
+    )
+    live, history = first[name], first[f"{name}_history"]
+    assert live[0] == [*GADGET_COLUMNS, *TYPED_LIVE_METADATA]
+    assert history[0] == [*GADGET_COLUMNS, *TYPED_HISTORY_METADATA]
+    assert [(r["id"], r["label"], r["source_valid_from"]) for r in live[1]] == [
+        (1, "one", datetime.date(2024, 1, 2))
+    ]
+    # The next build: the column the source added, last, null where the version had none.
+    columns = [*GADGET_COLUMNS, ("added_note", "string")]
+    live, history = second[name], second[f"{name}_history"]
+    assert live[0] == [*columns, *TYPED_LIVE_METADATA]
+    assert history[0] == [*columns, *TYPED_HISTORY_METADATA]
+    assert [(r["label"], r["added_note"], r["version_number"]) for r in history[1]] == [
+        ("one", None, 1),
+        ("uno", "new", 2),
+    ]
+    assert [c["source_column"] for c in second["row"]["columns"]] == [
+        "ID",
+        "Label",
+        "VALID_FROM",
+        "Added Note",
+    ]
