@@ -54,11 +54,14 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 
 # Test files whose module fixtures share one session fixture's work: each group is one unit of
 # work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
-# that work once. The four generated-traffic files check one landing of every producer's
-# traffic in two runs with one build after each (fixture generated_traffic).
+# that work once. The four generated-traffic files, and the one of live rows, check one landing
+# of every producer's traffic in two runs with one build after each (fixture generated_traffic).
 SHARED_WORK = {
-    f"tests/e2e/test_{producer}_generated.py": "generated traffic"
-    for producer in ("ces", "dataworks", "debezium", "qlik")
+    **{
+        f"tests/e2e/test_{producer}_generated.py": "generated traffic"
+        for producer in ("ces", "dataworks", "debezium", "qlik")
+    },
+    "tests/e2e/test_generated_live_rows.py": "generated traffic",
 }
 
 

@@ -38,6 +38,11 @@
             "description": "True on a version that records a delete or truncate.",
         },
         {
+            "name": "is_active",
+            "data_type": "boolean",
+            "description": "True on the live version of a key: current and not deleted.",
+        },
+        {
             "name": "operation",
             "data_type": "string",
             "description": "The change that started this version: insert, update, delete, snapshot or truncate.",
@@ -47,6 +52,26 @@
             "data_type": "string",
             "description": "The silver change (silver.cdc_changes) that started this version.",
             "current_description": "The silver change (silver.cdc_changes) that started the live version.",
+        },
+        {
+            "name": "sequence",
+            "data_type": "string",
+            "description": "The source position of the change that started this version: sorting a key's versions by it gives their commit order.",
+        },
+        {
+            "name": "source_format",
+            "data_type": "string",
+            "description": "The producer of the change that started this version: ces, debezium, dataworks or qlik.",
+        },
+        {
+            "name": "transaction_id",
+            "data_type": "string",
+            "description": "The source transaction of the change that started this version, where the producer sends one.",
+        },
+        {
+            "name": "ingested_at",
+            "data_type": "timestamp",
+            "description": "When the message of the change that started this version was landed (UTC).",
         },
     ]) }}
 {%- endmacro %}

@@ -17,6 +17,8 @@
             changes.commit_ts,
             changes.sequence,
             changes.transaction_id,
+            changes.source_format,
+            changes.ingested_at,
             changes.before,
             changes.after,
             case

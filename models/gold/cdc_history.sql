@@ -352,6 +352,34 @@ exploded as (
         lateral view explode(history) as version
 ),
 
+provenance as (
+    -- Where each version came from: the producer, source transaction and landing time of the
+    -- change that started it (a row change of the keys this run folds, or a truncate).
+    select
+        change_id,
+        source_format,
+        transaction_id,
+        ingested_at
+    from marked_changes
+    union all
+    select
+        change_id,
+        source_format,
+        transaction_id,
+        ingested_at
+    from truncates
+),
+
+sourced as (
+    select
+        exploded.*,
+        provenance.source_format,
+        provenance.transaction_id,
+        provenance.ingested_at
+    from exploded
+    left join provenance on exploded.change_id = provenance.change_id
+),
+
 periods as (
     -- A version starts at its change's commit time, or at the previous version's start when
     -- the source's clock went back (commit times out of commit order), so no period inverts.
@@ -360,7 +388,7 @@ periods as (
         max(commit_ts) over (
             partition by key_hash order by version_number rows between unbounded preceding and current row
         ) as valid_from
-    from exploded
+    from sourced
 ),
 
 final as (
@@ -373,10 +401,15 @@ final as (
         lead(valid_from) over (partition by key_hash order by version_number) as valid_to,
         version_number = max(version_number) over (partition by key_hash) as is_current,
         is_deleted,
+        -- The live version of a key: current and not a delete (a delete keeps a version of its own).
+        version_number = max(version_number) over (partition by key_hash) and not is_deleted as is_active,
         operation,
         row_data,
         change_id,
-        sequence
+        sequence,
+        source_format,
+        transaction_id,
+        ingested_at
     from periods
 )
 

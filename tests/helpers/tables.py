@@ -32,8 +32,13 @@ TYPED_HISTORY_METADATA = (
     ("valid_to", "timestamp"),
     ("is_current", "boolean"),
     ("is_deleted", "boolean"),
+    ("is_active", "boolean"),
     ("operation", "string"),
     ("change_id", "string"),
+    ("sequence", "string"),
+    ("source_format", "string"),
+    ("transaction_id", "string"),
+    ("ingested_at", "timestamp"),
 )
 # The same for a typed live model (gold.<publish_as>).
 TYPED_LIVE_METADATA = (("valid_from", "timestamp"), ("change_id", "string"))
