@@ -64,7 +64,7 @@
 {% macro typed_relation_definitions() -%}
     {%- set taken = typed_taken_names() -%}
     {%- set taken_sql = "cast(array(" ~ (taken | map('tojson') | join(', ') | replace('"', "'")) ~ ") as array<string>)" -%}
-    {%- set reserved = typed_metadata_columns() + ['is_active'] -%}
+    {%- set reserved = typed_metadata_columns() -%}
 with
 
 declared as (
@@ -132,15 +132,18 @@ named as (
 ),
 
 relation_names as (
-    -- A name that another table's view takes too (or none free) falls back to the table's full
-    -- name and a hash of its id: `__` never occurs in a name made of one identifier.
+    -- A name that another table's view takes too (or none free, or one longer than 100
+    -- characters) falls back to the table's full name (its first 80 characters) and a hash of its
+    -- id: `__` never occurs in a name made of one identifier.
     select
         named.table_id,
         named.publish_as,
         case
-            when named.publish_as is null and (named.first_choice is null or clashes.names > 1)
+            when named.publish_as is null and (
+                named.first_choice is null or clashes.names > 1 or length(named.first_choice) > 100
+            )
                 then concat(
-                    {{ typed_identifier_sql("array_join(split(named.table_id, '[.]'), '_')", 't_') }},
+                    substr({{ typed_identifier_sql("array_join(split(named.table_id, '[.]'), '_')", 't_') }}, 1, 80),
                     '__', substr(md5(named.table_id), 1, 8)
                 )
             else named.first_choice
@@ -161,7 +164,8 @@ relation_names as (
 
 columns as (
     -- scaffold's typed_columns: in ordinal order; a name taken by a metadata column or an earlier
-    -- column gets `source_` (then a number); one still taken, `__` and its position.
+    -- column gets `source_` (then a number); one still taken, or longer than 100 characters, its
+    -- first 80, `__` and its position.
     select
         table_id,
         column_name,
@@ -170,7 +174,8 @@ columns as (
         is_primary_key,
         data_type,
         case
-            when count(*) over (partition by table_id, candidate) > 1 then concat(candidate, '__', column_position)
+            when count(*) over (partition by table_id, candidate) > 1 or length(candidate) > 100
+                then concat(substr(candidate, 1, 80), '__', column_position)
             else candidate
         end as name
     from (
@@ -228,6 +233,19 @@ final as (
         concat(relation_names.relation_name, '_history') as history_relation_name,
         array_contains({{ taken_sql }}, relation_names.relation_name) as is_published,
         typed.columns,
+        {#- An upper bound of the history view's text (typed_relation_view_sql): a column costs at
+            most its escaped source name twice, its name, its type and 110 characters. -#}
+        case
+            when 400 + 2 * length(relation_names.table_id) + aggregate(
+                typed.columns,
+                cast(0 as bigint),
+                (total, c) -> total + 2 * length(c.source_column) + length(c.column_name) + length(c.data_type) + 110
+            ) > 30000
+                then concat(
+                    'Not typed: its ', size(typed.columns), ' columns would make a view text longer than the ',
+                    'metastore keeps (32,700 characters). gold.cdc_current and gold.cdc_history hold its rows.'
+                )
+        end as untyped_reason,
         md5(to_json(named_struct(
             'version', '{{ typed_relations_version() }}',
             'relation_name', relation_names.relation_name,
@@ -242,9 +260,15 @@ select * from final
 {%- endmacro %}
 
 
+{#- A comment the metastore can keep: at most 256 characters (a longer one is cut, ending in `...`). -#}
+{% macro typed_comment_text(text) -%}
+    {{ return(text if text | length <= 256 else text[:253] ~ '...') }}
+{%- endmacro %}
+
+
 {#- Changes when the views' SQL (typed_relation_view_sql) changes, so that every view is made again. -#}
 {% macro typed_relations_version() -%}
-    1
+    2
 {%- endmacro %}
 
 
@@ -264,10 +288,10 @@ select * from final
     {%- for column in row['columns'] -%}
         {%- set raw = 'row_data[' ~ typed_text_literal(column['source_column']) ~ ']' -%}
         {%- do expressions.append(typed_value(raw, column['data_type']) ~ ' as `' ~ column['column_name'] ~ '`') -%}
-        {%- do comments.append('`' ~ column['column_name'] ~ '` comment ' ~ typed_text_literal(
+        {%- do comments.append('`' ~ column['column_name'] ~ '` comment ' ~ typed_text_literal(typed_comment_text(
             'Source column ' ~ column['source_column'] ~ ' (' ~ column['data_type']
             ~ (', part of the primary key' if column['is_primary_key'] else '') ~ ').'
-        )) -%}
+        ))) -%}
     {%- endfor -%}
     {%- for column in metadata -%}
         {%- do expressions.append(column) -%}
@@ -276,10 +300,10 @@ select * from final
 create view gold.`{{ name }}` (
     {{ comments | join(',\n    ') }}
 )
-comment {{ typed_text_literal(
+comment {{ typed_text_literal(typed_comment_text(
     ('SCD type-2 history' if history else 'The live rows') ~ ' of source table ' ~ row['table_id']
     ~ ', typed (made by the build: gold.cdc_typed_tables).'
-) }}
+)) }}
 as select
     {{ expressions | join(',\n    ') }}
 from {{ ref('cdc_history') if history else ref('cdc_current') }}
@@ -306,7 +330,7 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
             left anti join {{ this }} as recorded
                 on defined.table_id = recorded.table_id and defined.fingerprint = recorded.fingerprint
         {%- endif %}
-        where not defined.is_published
+        where not defined.is_published and defined.untyped_reason is null
     {%- endset -%}
     {%- for found in run_query(query) -%}
         {%- set row = {

@@ -554,3 +554,69 @@ def test_cdc_test_scope_condition_reads_what_the_last_build_added(spark, dbt, sc
     assert scope_condition(dbt, seed) == "None"
     # Whole tables when asked.
     assert scope_condition(dbt, staged, None, "--vars", "{cdc_test_scope: all}") == "None"
+
+
+NAMES = ["Order Date", "9lives", "__", "#alibaba_rds_row_id#", "EMPLOYEE_ID", "a.b-c"]
+
+
+def test_typed_identifier_sql_names_a_column_or_table_as_scaffold_does(spark, dbt) -> None:
+    from cdc_tools.scaffold import sanitize_identifier
+
+    values = ", ".join(f"('{name}')" for name in NAMES)
+    sql = compile_inline(
+        dbt,
+        "select {{ typed_identifier_sql('text', 'c_') }} as column_name, "
+        "{{ typed_identifier_sql('text', 't_') }} as table_name "
+        f"from values {values} as names (text)",
+    )
+    found = [(r.column_name, r.table_name) for r in spark.sql(sql).collect()]
+    assert found == [(sanitize_identifier(n, "c_"), sanitize_identifier(n, "t_")) for n in NAMES]
+    assert found[1:3] == [("c_9lives", "t_9lives"), ("c", "t")]
+
+
+def test_typed_checked_type_sql_keeps_the_types_a_view_can_declare_and_else_says_string(spark, dbt) -> None:
+    cases = {
+        "int": "int",
+        "Decimal(10, 2)": "decimal(10,2)",
+        "decimal(38,38)": "decimal(38,38)",
+        "decimal(40,2)": "string",
+        "decimal(5,7)": "string",
+        "long": "bigint",
+        "timestamp": "timestamp",
+        "varchar(10)": "string",
+        "int) as x from y; --": "string",
+    }
+    values = ", ".join(f"('{t}')" for t in cases) + ", (null)"
+    sql = compile_inline(
+        dbt,
+        "select {{ typed_checked_type_sql('spark_type') }} as checked "
+        f"from values {values} as t (spark_type)",
+    )
+    assert [r.checked for r in spark.sql(sql).collect()] == [*cases.values(), "string"]
+
+
+def test_cdc_as_of_returns_the_versions_live_at_a_time(spark, dbt, scratch) -> None:
+    # k1: inserted at 10:00, deleted at 11:00, inserted again at 12:00; k2: inserted at 10:30.
+    spark.sql(
+        f"create or replace table {scratch}.history using iceberg as select * from values "
+        "('k1', 1, timestamp'2025-07-01 10:00:00', timestamp'2025-07-01 11:00:00', false), "
+        "('k1', 2, timestamp'2025-07-01 11:00:00', timestamp'2025-07-01 12:00:00', true), "
+        "('k1', 3, timestamp'2025-07-01 12:00:00', null, false), "
+        "('k2', 1, timestamp'2025-07-01 10:30:00', null, false) "
+        "as t (key_hash, version_number, valid_from, valid_to, is_deleted)"
+    )
+    sql = compile_inline(
+        dbt,
+        "select key_hash, version_number from {{ cdc_as_of('"
+        + scratch
+        + ".history', \"timestamp'@'\") }} as live",
+    )
+
+    def live(at: str) -> list[tuple]:
+        return sorted(tuple(r) for r in spark.sql(sql.replace("@", at)).collect())
+
+    assert live("2025-07-01 09:59:59") == []
+    assert live("2025-07-01 10:00:00") == [("k1", 1)]
+    assert live("2025-07-01 10:45:00") == [("k1", 1), ("k2", 1)]
+    assert live("2025-07-01 11:00:00") == [("k2", 1)]  # deleted: no row
+    assert live("2025-07-01 12:30:00") == [("k1", 3), ("k2", 1)]

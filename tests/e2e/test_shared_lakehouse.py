@@ -214,6 +214,19 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
     current = "select count(*) from gold.cdc_current"
     [(before,)] = lakehouse.sql(current)
     assert before > 0
+    # SQL clients see the documentation: gold's column comments are in the catalog.
+    described = {row[0]: row[2] for row in lakehouse.sql("describe gold.cdc_history")}
+    assert described["is_active"].startswith("True on the live version of a key"), described
+    assert all(described[c] for c in ("table_id", "primary_key", "row_data", "valid_to")), described
+    # Every source table is typed by the builds alone: each generated view answers.
+    typed = lakehouse.sql(
+        "select relation_name, history_relation_name from gold.cdc_typed_tables where untyped_reason is null"
+    )
+    assert len(typed) >= 4, typed
+    views = [name for pair in typed for name in pair]
+    counts = lakehouse.sql(" union all ".join(f"select '{v}', count(*) from gold.`{v}`" for v in views))
+    assert {name for name, _ in counts} == set(views), counts
+    assert all(n > 0 for name, n in counts if name in dict(typed).values()), counts  # every history
     build = lakehouse.start(*BUILD)
     land = lakehouse.start("land", "--format", "ces", "--container", "jsonl", str(traffic / "ces"))
     answered = 0
