@@ -268,7 +268,7 @@ select * from final
 
 {#- Changes when the views' SQL (typed_relation_view_sql) changes, so that every view is made again. -#}
 {% macro typed_relations_version() -%}
-    2
+    3
 {%- endmacro %}
 
 

@@ -43,6 +43,11 @@
             "description": "True on the live version of a key: current and not deleted.",
         },
         {
+            "name": "live_until",
+            "data_type": "timestamp",
+            "description": "The last instant this version was live: just before valid_to, 9999-12-31 while open, null on a delete. Rows live at t: where t between valid_from and live_until.",
+        },
+        {
             "name": "operation",
             "data_type": "string",
             "description": "The change that started this version: insert, update, delete, snapshot or truncate.",

@@ -391,6 +391,14 @@ periods as (
     from sourced
 ),
 
+closed as (
+    select
+        *,
+        lead(valid_from) over (partition by key_hash order by version_number) as valid_to,
+        version_number = max(version_number) over (partition by key_hash) as is_current
+    from periods
+),
+
 final as (
     select
         table_id,
@@ -398,11 +406,18 @@ final as (
         key_hash,
         version_number,
         valid_from,
-        lead(valid_from) over (partition by key_hash order by version_number) as valid_to,
-        version_number = max(version_number) over (partition by key_hash) as is_current,
+        valid_to,
+        is_current,
         is_deleted,
         -- The live version of a key: current and not a delete (a delete keeps a version of its own).
-        version_number = max(version_number) over (partition by key_hash) and not is_deleted as is_active,
+        is_current and not is_deleted as is_active,
+        -- The last instant this version was live, for "as of" in one line
+        -- (`t between valid_from and live_until`): just before valid_to, 9999-12-31 while open,
+        -- and null on a delete, which is never live.
+        case
+            when not is_deleted
+                then coalesce(valid_to - interval 1 microsecond, timestamp'9999-12-31 00:00:00')
+        end as live_until,
         operation,
         row_data,
         change_id,
@@ -410,7 +425,7 @@ final as (
         source_format,
         transaction_id,
         ingested_at
-    from periods
+    from closed
 )
 
 select * from final

@@ -2,12 +2,12 @@
 tests/helpers/generated_traffic.py, truncates and re-inserts included), `is_active` marks exactly
 the live version of each live key, and the macro cdc_as_of returns, at any time, the live version
 of each key that was live then and never a deleted row (docs/contract.md, "Deletes, current and
-live")."""
+live"), through `live_until`, which ends each live period and is null on every delete."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ PRODUCERS = ("ces", "dataworks", "debezium", "qlik")
 def versions(spark, generated_traffic) -> list:
     return spark.sql(
         "select history.key_hash, history.version_number, history.valid_from, history.valid_to, "
-        "history.is_current, history.is_deleted, history.is_active, history.operation, "
+        "history.is_current, history.is_deleted, history.is_active, history.live_until, history.operation, "
         "history.change_id, changes.source_format "
         "from gold.cdc_history as history "
         "left join silver.cdc_changes as changes on history.change_id = changes.change_id"
@@ -52,6 +52,17 @@ def test_is_active_is_the_live_version_and_gold_current_holds_exactly_those(spar
     active = {(v.key_hash, v.change_id) for v in versions if v.is_active}
     current = {tuple(r) for r in spark.sql("select key_hash, change_id from gold.cdc_current").collect()}
     assert active == current
+
+
+def test_live_until_ends_each_live_period_and_no_deleted_version_has_one(versions) -> None:
+    forever = datetime(9999, 12, 31)
+    for v in versions:
+        if v.is_deleted:
+            assert v.live_until is None, v
+        elif v.valid_to is None:
+            assert v.live_until == forever, v
+        else:
+            assert v.live_until == v.valid_to - timedelta(microseconds=1), v
 
 
 def test_as_of_returns_the_live_version_of_each_key_live_then_and_no_deleted_row(

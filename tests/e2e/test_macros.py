@@ -599,11 +599,11 @@ def test_cdc_as_of_returns_the_versions_live_at_a_time(spark, dbt, scratch) -> N
     # k1: inserted at 10:00, deleted at 11:00, inserted again at 12:00; k2: inserted at 10:30.
     spark.sql(
         f"create or replace table {scratch}.history using iceberg as select * from values "
-        "('k1', 1, timestamp'2025-07-01 10:00:00', timestamp'2025-07-01 11:00:00', false), "
-        "('k1', 2, timestamp'2025-07-01 11:00:00', timestamp'2025-07-01 12:00:00', true), "
-        "('k1', 3, timestamp'2025-07-01 12:00:00', null, false), "
-        "('k2', 1, timestamp'2025-07-01 10:30:00', null, false) "
-        "as t (key_hash, version_number, valid_from, valid_to, is_deleted)"
+        "('k1', 1, timestamp'2025-07-01 10:00:00', timestamp'2025-07-01 10:59:59.999999'), "
+        "('k1', 2, timestamp'2025-07-01 11:00:00', null), "
+        "('k1', 3, timestamp'2025-07-01 12:00:00', timestamp'9999-12-31 00:00:00'), "
+        "('k2', 1, timestamp'2025-07-01 10:30:00', timestamp'9999-12-31 00:00:00') "
+        "as t (key_hash, version_number, valid_from, live_until)"
     )
     sql = compile_inline(
         dbt,
@@ -618,5 +618,6 @@ def test_cdc_as_of_returns_the_versions_live_at_a_time(spark, dbt, scratch) -> N
     assert live("2025-07-01 09:59:59") == []
     assert live("2025-07-01 10:00:00") == [("k1", 1)]
     assert live("2025-07-01 10:45:00") == [("k1", 1), ("k2", 1)]
+    assert live("2025-07-01 10:59:59.999999") == [("k1", 1), ("k2", 1)]
     assert live("2025-07-01 11:00:00") == [("k2", 1)]  # deleted: no row
     assert live("2025-07-01 12:30:00") == [("k1", 3), ("k2", 1)]

@@ -218,6 +218,13 @@ def test_the_sql_endpoint_serves_gold_while_builds_and_landing_go_on(lakehouse, 
     described = {row[0]: row[2] for row in lakehouse.sql("describe gold.cdc_history")}
     assert described["is_active"].startswith("True on the live version of a key"), described
     assert all(described[c] for c in ("table_id", "primary_key", "row_data", "valid_to")), described
+    described_current = {row[0]: row[2] for row in lakehouse.sql("describe gold.cdc_current")}
+    assert all(described_current[c] for c in ("table_id", "row_data", "change_id")), described_current
+    # "As of" in one line: the rows live now are the live rows.
+    [(live_now,)] = lakehouse.sql(
+        "select count(*) from gold.cdc_history where current_timestamp() between valid_from and live_until"
+    )
+    assert live_now == before
     # Every source table is typed by the builds alone: each generated view answers.
     typed = lakehouse.sql(
         "select relation_name, history_relation_name from gold.cdc_typed_tables where untyped_reason is null"

@@ -268,8 +268,7 @@ def test_history_answers_a_point_in_time_query(spark, typed) -> None:
             tuple(r)
             for r in spark.sql(
                 f"select id, name, cast(price as string), version_number from gold.{typed['name']}_history "
-                f"where valid_from <= timestamp'{ts}' and (valid_to > timestamp'{ts}' or valid_to is null) "
-                "and not is_deleted order by id"
+                f"where timestamp'{ts}' between valid_from and live_until order by id"
             ).collect()
         ]
 

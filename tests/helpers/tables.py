@@ -33,6 +33,7 @@ TYPED_HISTORY_METADATA = (
     ("is_current", "boolean"),
     ("is_deleted", "boolean"),
     ("is_active", "boolean"),
+    ("live_until", "timestamp"),
     ("operation", "string"),
     ("change_id", "string"),
     ("sequence", "string"),
