@@ -311,6 +311,63 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 {%- endmacro %}
 
 
+{#- The definitions (typed_relation_definitions) that differ from those `recorded` holds (a relation
+    of gold.cdc_typed_tables' rows; none: all of them). -#}
+{% macro typed_changed_definitions(recorded) -%}
+    select defined.*
+    from ({{ typed_relation_definitions() }}) as defined
+    {%- if recorded is not none %}
+    left anti join {{ recorded }} as recorded
+        on defined.table_id = recorded.table_id and defined.fingerprint = recorded.fingerprint
+    {%- endif %}
+{%- endmacro %}
+
+
+{#- Whether gold.cdc_typed_tables has nothing to do (macros/platform/idle_models.sql), so that a
+    build leaves it and its views as they are, with no commit:
+    - without a query, when its last build ran the same code (typed_relations_code, kept in its
+      property cdc.typed_relations_code by record_typed_relations_code) and neither the column
+      registry nor the seed has committed since (new rows in gold.cdc_history change nothing
+      here: the views read it by name);
+    - else when no table's definition differs from the one recorded (one query: the registry
+      commits whenever a column is seen again, mostly with nothing new for this model). -#}
+{% macro typed_relations_unchanged() -%}
+    {%- if not execute or not is_incremental() -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set history = ref('cdc_history') -%}
+    {%- set tables = upstream_tables(model.unique_id) | reject('equalto', history.schema ~ '.' ~ history.identifier) | list -%}
+    {%- set recorded = adapter.iceberg_table_facts(this | string).properties.get('cdc.typed_relations_code')
+        if in_session_target() else iceberg_table_property(this, 'cdc.typed_relations_code') -%}
+    {%- if recorded == typed_relations_code() and upstream_tables_unchanged(tables) -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {{ return(run_query('select 1 from (' ~ typed_changed_definitions(this) ~ ') as changed limit 1') | length == 0) }}
+{%- endmacro %}
+
+
+{#- Records for gold.cdc_typed_tables, as it compiles, whether it is idle (typed_relations_unchanged,
+    macros/platform/idle_models.sql); nothing outside a build (no model: sqlfluff's lint). -#}
+{% macro mark_typed_relations_idle() -%}
+    {%- if execute and model.resource_type == 'model' -%}
+        {%- do set_model_idle(typed_relations_unchanged()) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#- An MD5 of what gold.cdc_typed_tables computes its rows with: the definitions' SQL (the
+    taken names and typed_relations_version in it). -#}
+{% macro typed_relations_code() -%}
+    {{ return(local_md5(typed_relation_definitions())) }}
+{%- endmacro %}
+
+
+{#- Post-hook of gold.cdc_typed_tables: keeps typed_relations_code in the table's properties. -#}
+{% macro record_typed_relations_code() -%}
+    alter table {{ this }} set tblproperties ('cdc.typed_relations_code' = '{{ typed_relations_code() }}')
+{%- endmacro %}
+
+
 {#- Pre-hook of gold.cdc_typed_tables: makes the views of every table whose definition is new or
     changed since the model last recorded it (all of them on a first build or --full-refresh).
     The model records the definitions after this, so a build stopped in between makes them again. -#}
@@ -325,11 +382,7 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
             defined.relation_name,
             defined.history_relation_name,
             to_json(defined.columns) as columns_json
-        from ({{ typed_relation_definitions() }}) as defined
-        {%- if existing is not none and not should_full_refresh() %}
-            left anti join {{ this }} as recorded
-                on defined.table_id = recorded.table_id and defined.fingerprint = recorded.fingerprint
-        {%- endif %}
+        from ({{ typed_changed_definitions(this if existing is not none and not should_full_refresh() else none) }}) as defined
         where not defined.is_published and defined.untyped_reason is null
     {%- endset -%}
     {%- for found in run_query(query) -%}

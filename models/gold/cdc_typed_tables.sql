@@ -5,6 +5,7 @@
         unique_key='table_id',
         on_schema_change='fail',
         pre_hook="{{ create_typed_relations() }}",
+        post_hook="{{ record_typed_relations_code() }}",
     )
 }}
 
@@ -16,16 +17,11 @@
   records their definitions: gold.<relation_name> over gold.cdc_current and
   gold.<history_relation_name> over gold.cdc_history. A table that gains a column gains it in its
   views at the next build; a column the source dropped stays, null from then on.
-  Incremental: a run merges the rows whose definition changed.
+  Incremental: a run merges the rows whose definition changed; a build that changes no
+  definition leaves the model idle (macro typed_relations_unchanged), with no hook and no commit.
 -#}
+{%- do mark_typed_relations_idle() %}
 
 -- depends_on: {{ ref('cdc_current') }}, {{ ref('cdc_history') }}
 
-select defined.*
-from (
-    {{ typed_relation_definitions() }}
-) as defined
-{%- if is_incremental() %}
-left anti join {{ this }} as recorded
-    on defined.table_id = recorded.table_id and defined.fingerprint = recorded.fingerprint
-{%- endif %}
+{{ typed_changed_definitions(this if is_incremental() else none) }}

@@ -171,6 +171,21 @@ def typed(spark, land, dbt, tmp_path_factory):
     evolved = run_scaffold(project)
     assert evolved[0] == 0, evolved[1]
     build("--select", name, f"{name}_history")
+    # A change that brings no new column: the history gains it, the typed tables stay idle.
+    third = work / "run3.jsonl"
+    third.write_text(
+        data(
+            "UPDATE",
+            7,
+            {**GADGET_ROW, "Label": "dos", "Added Note": "new"},
+            GADGET2,
+            qm.mask(GADGET2, ["Label"]),
+            qm.mask(GADGET2, [c.name for c in GADGET2.columns]),
+        )
+        + "\n"
+    )
+    assert land("--format", "qlik", "--container", "jsonl", third).exit_code == 0
+    no_new_column = results_by_name(build("--exclude-resource-type", "unit_test"))
     return {
         "name": name,
         "project": project,
@@ -180,6 +195,7 @@ def typed(spark, land, dbt, tmp_path_factory):
         "before_scaffold": before_scaffold,
         "evolved": evolved[1],
         "gadget": (gadget_first, gadget_second),
+        "no_new_column": (no_new_column, typed_relations(spark, GADGET_ID)),
     }
 
 
@@ -342,4 +358,18 @@ def test_a_table_nobody_published_is_typed_by_the_build_and_gains_a_new_column(t
         "Label",
         "VALID_FROM",
         "Added Note",
+    ]
+
+
+def test_a_build_that_brings_no_new_column_leaves_the_typed_tables_idle(typed) -> None:
+    results, third = typed["no_new_column"]
+    assert results["cdc_history"].message != "IDLE"
+    assert results["cdc_table_columns"].message != "IDLE"  # it saw the columns again
+    assert results["cdc_typed_tables"].message == "IDLE"
+    name = third["row"]["relation_name"]
+    assert third["row"] == typed["gadget"][1]["row"]
+    assert [(r["label"], r["version_number"]) for r in third[f"{name}_history"][1]] == [
+        ("one", 1),
+        ("uno", 2),
+        ("dos", 3),
     ]
