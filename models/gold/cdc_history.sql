@@ -416,7 +416,7 @@ final as (
         -- and null on a delete, which is never live.
         case
             when not is_deleted
-                then coalesce(valid_to - interval 1 microsecond, timestamp'9999-12-31 00:00:00')
+                then coalesce(valid_to - interval 1 microsecond, timestamp '9999-12-31 00:00:00')
         end as live_until,
         operation,
         row_data,
