@@ -324,25 +324,28 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 
 
 {#- Whether gold.cdc_typed_tables has nothing to do (macros/platform/idle_models.sql), so that a
-    build leaves it and its views as they are, with no commit:
-    - without a query, when its last build ran the same code (typed_relations_code, kept in its
-      property cdc.typed_relations_code by record_typed_relations_code) and neither the column
-      registry nor the seed has committed since (new rows in gold.cdc_history change nothing
-      here: the views read it by name);
-    - else when no table's definition differs from the one recorded (one query: the registry
-      commits whenever a column is seen again, mostly with nothing new for this model). -#}
+    build leaves it and its views as they are, with no new snapshot. New rows in gold.cdc_history
+    change nothing here: the views read it by name. What can change a definition is in
+    typed_relations_inputs, which the model keeps in its property cdc.typed_relations_inputs:
+    - the same inputs as recorded: idle, without a query;
+    - else one query compares the definitions with the recorded rows (the column registry
+      commits whenever a column is seen again, mostly with no definition changed). None differs:
+      idle, and the new inputs are recorded (a property, no snapshot), so the next build with
+      nothing new asks no query. One differs: the model is built. -#}
 {% macro typed_relations_unchanged() -%}
     {%- if not execute or not is_incremental() -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set history = ref('cdc_history') -%}
-    {%- set tables = upstream_tables(model.unique_id) | reject('equalto', history.schema ~ '.' ~ history.identifier) | list -%}
-    {%- set recorded = adapter.iceberg_table_facts(this | string).properties.get('cdc.typed_relations_code')
-        if in_session_target() else iceberg_table_property(this, 'cdc.typed_relations_code') -%}
-    {%- if recorded == typed_relations_code() and upstream_tables_unchanged(tables) -%}
+    {%- set recorded = adapter.iceberg_table_facts(this | string).properties.get('cdc.typed_relations_inputs')
+        if in_session_target() else iceberg_table_property(this, 'cdc.typed_relations_inputs') -%}
+    {%- if recorded == typed_relations_inputs() -%}
         {{ return(true) }}
     {%- endif -%}
-    {{ return(run_query('select 1 from (' ~ typed_changed_definitions(this) ~ ') as changed limit 1') | length == 0) }}
+    {%- if run_query('select 1 from (' ~ typed_changed_definitions(this) ~ ') as changed limit 1') | length > 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- do run_query(record_typed_relations_inputs()) -%}
+    {{ return(true) }}
 {%- endmacro %}
 
 
@@ -355,16 +358,22 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 {%- endmacro %}
 
 
-{#- An MD5 of what gold.cdc_typed_tables computes its rows with: the definitions' SQL (the
-    taken names and typed_relations_version in it). -#}
-{% macro typed_relations_code() -%}
-    {{ return(local_md5(typed_relation_definitions())) }}
+{#- An MD5 of what gold.cdc_typed_tables' rows are computed from: the definitions' SQL (with the
+    taken names and typed_relations_version in it) and the read positions
+    (iceberg_read_position) of the column registry and the seed. -#}
+{% macro typed_relations_inputs() -%}
+    {{ return(local_md5(
+        typed_relation_definitions()
+        ~ '|' ~ iceberg_read_position(ref('cdc_table_columns'))
+        ~ '|' ~ iceberg_read_position(ref('cdc_tables'))
+    )) }}
 {%- endmacro %}
 
 
-{#- Post-hook of gold.cdc_typed_tables: keeps typed_relations_code in the table's properties. -#}
-{% macro record_typed_relations_code() -%}
-    alter table {{ this }} set tblproperties ('cdc.typed_relations_code' = '{{ typed_relations_code() }}')
+{#- Keeps typed_relations_inputs in gold.cdc_typed_tables' property cdc.typed_relations_inputs:
+    its post-hook, and typed_relations_unchanged when nothing needs building. -#}
+{% macro record_typed_relations_inputs() -%}
+    alter table {{ this }} set tblproperties ('cdc.typed_relations_inputs' = '{{ typed_relations_inputs() }}')
 {%- endmacro %}
 
 

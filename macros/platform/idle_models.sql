@@ -96,14 +96,13 @@
 {%- endmacro %}
 
 
-{% macro upstream_tables_unchanged(tables=none) -%}
+{% macro upstream_tables_unchanged() -%}
     {#-
-      True when no table the model being built reads (or of `tables`, names
-      as upstream_tables gives them) has a snapshot committed after the
-      model's last build (through Iceberg's API: adapter
+      True when no table the model being built reads has a snapshot
+      committed after the model's last build (through Iceberg's API: adapter
       iceberg_last_commits); false when it reads a source or has no build yet.
     -#}
-    {%- set tables = upstream_tables(model.unique_id) if tables is none else tables -%}
+    {%- set tables = upstream_tables(model.unique_id) -%}
     {%- if tables | length == 0 -%}
         {{ return(false) }}
     {%- endif -%}

@@ -5,7 +5,7 @@
         unique_key='table_id',
         on_schema_change='fail',
         pre_hook="{{ create_typed_relations() }}",
-        post_hook="{{ record_typed_relations_code() }}",
+        post_hook="{{ record_typed_relations_inputs() }}",
     )
 }}
 
@@ -18,7 +18,7 @@
   gold.<history_relation_name> over gold.cdc_history. A table that gains a column gains it in its
   views at the next build; a column the source dropped stays, null from then on.
   Incremental: a run merges the rows whose definition changed; a build that changes no
-  definition leaves the model idle (macro typed_relations_unchanged), with no hook and no commit.
+  definition leaves the model idle (macro typed_relations_unchanged), with no hook and no snapshot.
 -#}
 {%- do mark_typed_relations_idle() %}
 

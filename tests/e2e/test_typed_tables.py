@@ -168,6 +168,7 @@ def typed(spark, land, dbt, tmp_path_factory):
     assert land("--format", "qlik", "--container", "jsonl", second).exit_code == 0
     before_scaffold = results_by_name(build())
     gadget_second = typed_relations(spark, GADGET_ID)
+    inputs_second = recorded_inputs(spark)
     evolved = run_scaffold(project)
     assert evolved[0] == 0, evolved[1]
     build("--select", name, f"{name}_history")
@@ -196,7 +197,14 @@ def typed(spark, land, dbt, tmp_path_factory):
         "evolved": evolved[1],
         "gadget": (gadget_first, gadget_second),
         "no_new_column": (no_new_column, typed_relations(spark, GADGET_ID)),
+        "recorded_inputs": (inputs_second, recorded_inputs(spark)),
     }
+
+
+def recorded_inputs(spark) -> str | None:
+    """What gold.cdc_typed_tables' rows were last found to come from (typed_relations_inputs)."""
+    properties = {r.key: r.value for r in spark.sql("show tblproperties gold.cdc_typed_tables").collect()}
+    return properties.get("cdc.typed_relations_inputs")
 
 
 def typed_relations(spark, table_id: str) -> dict:
@@ -366,6 +374,9 @@ def test_a_build_that_brings_no_new_column_leaves_the_typed_tables_idle(typed) -
     assert results["cdc_history"].message != "IDLE"
     assert results["cdc_table_columns"].message != "IDLE"  # it saw the columns again
     assert results["cdc_typed_tables"].message == "IDLE"
+    # It recorded the inputs it checked, so the next build with nothing new asks no query.
+    second, third_inputs = typed["recorded_inputs"]
+    assert second and third_inputs and third_inputs != second
     name = third["row"]["relation_name"]
     assert third["row"] == typed["gadget"][1]["row"]
     assert [(r["label"], r["version_number"]) for r in third[f"{name}_history"][1]] == [
