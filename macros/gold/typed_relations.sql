@@ -260,12 +260,6 @@ select * from final
 {%- endmacro %}
 
 
-{#- A comment the metastore can keep: at most 256 characters (a longer one is cut, ending in `...`). -#}
-{% macro typed_comment_text(text) -%}
-    {{ return(text if text | length <= 256 else text[:253] ~ '...') }}
-{%- endmacro %}
-
-
 {#- Changes when the views' SQL (typed_relation_view_sql) changes, so that every view is made again. -#}
 {% macro typed_relations_version() -%}
     3
@@ -288,7 +282,7 @@ select * from final
     {%- for column in row['columns'] -%}
         {%- set raw = 'row_data[' ~ typed_text_literal(column['source_column']) ~ ']' -%}
         {%- do expressions.append(typed_value(raw, column['data_type']) ~ ' as `' ~ column['column_name'] ~ '`') -%}
-        {%- do comments.append('`' ~ column['column_name'] ~ '` comment ' ~ typed_text_literal(typed_comment_text(
+        {%- do comments.append('`' ~ column['column_name'] ~ '` comment ' ~ typed_text_literal(metastore_comment_text(
             'Source column ' ~ column['source_column'] ~ ' (' ~ column['data_type']
             ~ (', part of the primary key' if column['is_primary_key'] else '') ~ ').'
         ))) -%}
@@ -300,7 +294,7 @@ select * from final
 create view gold.`{{ name }}` (
     {{ comments | join(',\n    ') }}
 )
-comment {{ typed_text_literal(typed_comment_text(
+comment {{ typed_text_literal(metastore_comment_text(
     ('SCD type-2 history' if history else 'The live rows') ~ ' of source table ' ~ row['table_id']
     ~ ', typed (made by the build: gold.cdc_typed_tables).'
 )) }}
@@ -336,15 +330,14 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
     {%- if not execute or not is_incremental() -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set recorded = adapter.iceberg_table_facts(this | string).properties.get('cdc.typed_relations_inputs')
-        if in_session_target() else iceberg_table_property(this, 'cdc.typed_relations_inputs') -%}
-    {%- if recorded == typed_relations_inputs() -%}
+    {%- set inputs = typed_relations_inputs() -%}
+    {%- if iceberg_table_property(this, 'cdc.typed_relations_inputs') == inputs -%}
         {{ return(true) }}
     {%- endif -%}
     {%- if run_query('select 1 from (' ~ typed_changed_definitions(this) ~ ') as changed limit 1') | length > 0 -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- do run_query(record_typed_relations_inputs()) -%}
+    {%- do run_query(record_typed_relations_inputs(inputs)) -%}
     {{ return(true) }}
 {%- endmacro %}
 
@@ -370,10 +363,13 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 {%- endmacro %}
 
 
-{#- Keeps typed_relations_inputs in gold.cdc_typed_tables' property cdc.typed_relations_inputs:
-    its post-hook, and typed_relations_unchanged when nothing needs building. -#}
-{% macro record_typed_relations_inputs() -%}
-    alter table {{ this }} set tblproperties ('cdc.typed_relations_inputs' = '{{ typed_relations_inputs() }}')
+{#- Keeps typed_relations_inputs (or `inputs`, those just checked) in gold.cdc_typed_tables'
+    property cdc.typed_relations_inputs: its post-hook, and typed_relations_unchanged when nothing
+    needs building. -#}
+{% macro record_typed_relations_inputs(inputs=none) -%}
+    alter table {{ this }} set tblproperties (
+        'cdc.typed_relations_inputs' = '{{ inputs if inputs is not none else typed_relations_inputs() }}'
+    )
 {%- endmacro %}
 
 

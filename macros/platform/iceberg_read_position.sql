@@ -32,9 +32,14 @@
 
 
 {% macro iceberg_table_property(relation, name) -%}
-    {#- The value of table property `name` of `relation`, or none if it has none. -#}
+    {#- The value of table property `name` of `relation`, or none if it has none. A session
+        target reads a table's properties through Iceberg's API (adapter iceberg_table_facts), with
+        no query; a view, or another target, through `show tblproperties`. -#}
     {%- if not execute -%}
         {{ return(none) }}
+    {%- endif -%}
+    {%- if in_session_target() and not relation.is_view -%}
+        {{ return(adapter.iceberg_table_facts(relation | string).properties.get(name)) }}
     {%- endif -%}
     {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
         {%- if row[0] == name -%}
@@ -157,13 +162,7 @@
     {%- if model_is_idle() -%}
         {{ return({'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true}) }}
     {%- endif -%}
-    {%- set position = none -%}
-    {%- if is_incremental() and in_session_target() -%}
-        {#- The model's own properties through Iceberg's API (adapter iceberg_table_facts): no query. -#}
-        {%- set position = adapter.iceberg_table_facts(this | string).properties.get(read_position_property(upstream)) -%}
-    {%- elif is_incremental() -%}
-        {%- set position = iceberg_table_property(this, read_position_property(upstream)) -%}
-    {%- endif -%}
+    {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
     {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}
 {%- endmacro %}
 

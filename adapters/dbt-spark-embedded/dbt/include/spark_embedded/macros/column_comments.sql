@@ -18,12 +18,7 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for column_name, column in column_dict.items() -%}
-        {#- The metastore keeps at most 256 characters of a column's comment (a longer one fails
-            the commit): a longer description is cut, and says so with `...`. -#}
-        {%- set comment = (column['description'] or '') | trim -%}
-        {%- if comment | length > 256 -%}
-            {%- set comment = comment[:253] ~ '...' -%}
-        {%- endif -%}
+        {%- set comment = metastore_comment_text((column['description'] or '') | trim) -%}
         {%- if column_name | lower in held and held[column_name | lower] != comment -%}
             {%- do run_query(
                 'alter table ' ~ relation ~ ' alter column '
@@ -32,4 +27,12 @@
             ) -%}
         {%- endif -%}
     {%- endfor -%}
+{%- endmacro %}
+
+
+{#- A comment the metastore can keep: it holds at most 256 characters of a comment (a longer one
+    fails the commit), so a longer text is cut, and says so with `...`. Also the project's typed
+    views' comments (macros/gold/typed_relations.sql). -#}
+{% macro metastore_comment_text(text) -%}
+    {{ return(text if text | length <= 256 else text[:253] ~ '...') }}
 {%- endmacro %}
