@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from dbt.adapters.spark_embedded import jars
+from dbt.adapters.spark_embedded import jars, resolve_jars
 from dbt.adapters.spark_embedded.functions import functions_jar
 from dbt.adapters.spark_embedded.impl import is_iceberg_information
 from dbt.adapters.spark_embedded.jars import CACHE_ENV
@@ -51,7 +51,7 @@ def test_resolving_a_coordinate_that_does_not_exist_fails_in_one_line(
     monkeypatch.setenv(jars.REPOSITORIES_ENV, "http://127.0.0.1:9/nothing-here")
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.m2 to find it in
     monkeypatch.setitem(jars.COORDINATES, "iceberg", "org.example.none:no-such-artifact:0.0.1")
-    assert jars.main([]) == 1
+    assert resolve_jars.main([]) == 1
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1
     assert error.startswith("setup: cannot resolve org.example.none:no-such-artifact:0.0.1")

@@ -44,7 +44,7 @@ REPOSITORIES_ENV = "CDC_MAVEN_REPOSITORIES"
 MANIFEST = "resolved.json"
 
 # Not the platform's: the servers of the real-producer end-to-end test (tests/helpers/real_servers.py,
-# docs/real_producers.md) and of the loopback Spark cluster (python_ingest/cluster.py), resolved only
+# docs/real_producers.md) and of the loopback Spark cluster (cdc_cluster/standalone.py), resolved only
 # by ``resolve_jars --services``. One group is one class path, so each is one comma-separated
 # `spark.jars.packages` list, resolved together (one version of every shared dependency).
 # Debezium 3.5.0.Final is the newest release that has both the PostgreSQL and the MariaDB
@@ -61,7 +61,7 @@ SERVICE_COORDINATES = {
             "org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3",
         )
     ),
-    # The JDBC driver of the loopback cluster's metastore database (python_ingest/cluster.py):
+    # The JDBC driver of the loopback cluster's metastore database (cdc_cluster/standalone.py):
     # the metastore service keeps its tables in a real PostgreSQL server there.
     "metastore-postgresql": "org.postgresql:postgresql:42.7.14",
 }
@@ -193,35 +193,3 @@ def resolve(coordinate: str) -> list[str]:
         reason = _failure(coordinate, result.stderr + result.stdout)
         raise JarsNotResolvedError(f"cannot resolve {coordinate} from Maven Central: {reason}")
     return paths
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Resolve every coordinate not cached yet (with ``--services`` also `SERVICE_COORDINATES`),
-    one line each, and build the functions' and the metastore service's jars if missing; exit 1
-    at the first failure."""
-    args = sys.argv[1:] if argv is None else argv
-    refresh = "--refresh" in args
-    manifest = _manifest()
-    services = list(SERVICE_COORDINATES.values()) if "--services" in args else []
-    for coordinate in [*COORDINATES.values(), *services]:
-        if not refresh and _cached(coordinate):
-            continue
-        try:
-            manifest[coordinate] = resolve(coordinate)
-        except JarsNotResolvedError as exc:
-            print(f"setup: {exc}", file=sys.stderr)
-            return 1
-        (cache_dir() / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-        print(f"setup: resolved {coordinate} into {cache_dir()} ({len(manifest[coordinate])} jar(s))")
-    # The lakehouse's own SQL functions and metastore service, compiled from the adapter's Java
-    # sources (once per version).
-    from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
-    from dbt.adapters.spark_embedded.services import ServiceError, metastore_jar
-
-    try:
-        functions_jar()
-        metastore_jar()
-    except (JavaBuildError, ServiceError) as exc:
-        print(f"setup: {exc}", file=sys.stderr)
-        return 1
-    return 0
