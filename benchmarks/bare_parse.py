@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noop", action="store_true", help="only start Spark and run `select 1`")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    from dbt.adapters.spark_embedded.python_submissions import active_session
+    from dbt.adapters.spark_embedded.api import active_session
 
     from python_ingest.profile import target_spark_parameters
 

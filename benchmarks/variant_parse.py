@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--generate", type=int, metavar="N", help="N generated messages per producer")
     args = parser.parse_args(argv)
-    from dbt.adapters.spark_embedded.python_submissions import active_session
+    from dbt.adapters.spark_embedded.api import active_session
 
     from python_ingest.profile import target_spark_parameters
 

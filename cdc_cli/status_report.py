@@ -94,7 +94,7 @@ def read_status(spark, home: Path, services: list[str]) -> LakehouseStatus:
 
 def service_lines(home: Path) -> list[str]:
     """Which of this lakehouse's services run (their state files, and whether the process lives)."""
-    from dbt.adapters.spark_embedded import services
+    from dbt.adapters.spark_embedded import api as services
 
     found = []
     for name, state in (

@@ -1,6 +1,6 @@
 """Servers run in the background on 127.0.0.1, each in a process group of its own under a
 directory of its own: the base class of the real-producer test's servers
-(tests/helpers/real_servers.py) and of the loopback Spark cluster (python_ingest/cluster.py),
+(tests/helpers/real_servers.py) and of the loopback Spark cluster (cdc_cluster/standalone.py),
 and Debian's PostgreSQL, which both use.
 
 A :class:`Server` starts its process, waits until it answers and stops it (the whole process
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
-from dbt.adapters.spark_embedded.services import is_alive
+from dbt.adapters.spark_embedded.api import is_alive
 
 LOOPBACK = "127.0.0.1"
 STATE_FILE = "server.json"

@@ -3,7 +3,7 @@
 (tests/e2e/test_cluster.py): ``python -m python_ingest cluster start|status|stop DIR``.
 
 Everything lives under DIR, each server in a process group of its own
-(python_ingest/servers.py records its pid and ports in ``<name>/server.json``):
+(cdc_cluster/servers.py records its pid and ports in ``<name>/server.json``):
 
 - ``postgres/``: Debian's PostgreSQL, the metastore's database ``metastore`` (user ``hive``);
 - ``metastore/``: the project's metastore service on that database, with the command
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from python_ingest.servers import (
+from cdc_cluster.servers import (
     LOOPBACK,
     STATE_FILE,
     Postgres,
@@ -56,7 +56,7 @@ METASTORE_USER = "hive"
 
 def spark_home() -> Path:
     """The pyspark installation: Spark's jars, ``bin/spark-class``."""
-    from dbt.adapters.spark_embedded.services import spark_jars_dir
+    from dbt.adapters.spark_embedded.api import spark_jars_dir
 
     return spark_jars_dir().parent
 
@@ -106,15 +106,14 @@ class Metastore(Server):
         site.write_text(f"<configuration>\n{properties}</configuration>\n", encoding="utf-8")
 
     def _command(self) -> list[str]:
-        from dbt.adapters.spark_embedded.jars import service_classpath
-        from dbt.adapters.spark_embedded.services import metastore_command
+        from dbt.adapters.spark_embedded.api import metastore_command, service_classpath
 
         driver = service_classpath("metastore-postgresql").split(os.pathsep)
         properties = {"hive.metastore.warehouse.dir": self.warehouse}
         return metastore_command(properties, self.port, 0, [str(self.home / "conf"), *driver])
 
     def _ready(self) -> bool:
-        from dbt.adapters.spark_embedded.services import answers
+        from dbt.adapters.spark_embedded.api import answers
 
         return f"listening on {LOOPBACK}:{self.port}" in self.log_tail() and answers(self.port)
 
@@ -275,7 +274,7 @@ def command(action: str, directory: Path, workers: int, cores: int, memory: str)
             file=sys.stderr,
             flush=True,
         )
-        from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
+        from dbt.adapters.spark_embedded.api import JarsNotResolvedError
 
         try:
             summary = start(directory, workers, cores, memory)

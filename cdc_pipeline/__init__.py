@@ -182,13 +182,13 @@ class Pipeline:
     def bronze_changed_since(self, moment: float) -> bool:
         """Whether any bronze table got a commit at or after `moment` (epoch seconds): read from
         the tables' current Iceberg snapshots, no Spark job."""
-        from dbt.adapters.spark_embedded.impl import SparkEmbeddedAdapter
+        from dbt.adapters.spark_embedded.api import iceberg_table
 
         for format_ in self._bronze_formats():
             name = bronze_table(format_).qualified_name
             if not self.spark.catalog.tableExists(name):
                 continue
-            snapshot = SparkEmbeddedAdapter._iceberg_table(name).currentSnapshot()
+            snapshot = iceberg_table(name).currentSnapshot()
             if snapshot is not None and snapshot.timestampMillis() >= moment * 1000:
                 return True
         return False
@@ -201,7 +201,7 @@ class Pipeline:
 
     def build(self, cycle: Cycle) -> bool:
         """Run `dbt build` on the warm session; whether it ran to the end (tests included)."""
-        from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock, release_build_lock
+        from dbt.adapters.spark_embedded.api import ServiceError, acquire_build_lock, release_build_lock
         from dbt.cli.main import dbtRunner
 
         try:

@@ -5,7 +5,7 @@
 - :mod:`cdc_tools.scaffold`: writes the typed gold models (``models/gold/published/``)
   and their seed rows from ``silver.cdc_table_columns``.
 
-Both are reached through the one CLI, ``python -m python_ingest generate`` and
-``python -m python_ingest scaffold``, which import them lazily; the landing package
-``python_ingest`` never imports them otherwise.
+Both are reached through the command line (package ``cdc_cli``: ``python -m python_ingest
+generate`` and ``python -m python_ingest scaffold``). They read the producer registry
+(``cdc_registry``) and nothing of landing (docs/architecture.md, "Python packages").
 """

@@ -3,6 +3,7 @@
 ``python -m python_ingest land --format FORMAT --container CONTAINER PATH...``
 reads files (JSON lines, kcat dumps, Event Hubs Capture Avro) and appends
 their messages, undecoded, to ``bronze.raw_<format>``. Parsing happens in dbt.
-This package holds landing only; the traffic generators and the gold scaffolding are
-tooling, in the sibling package ``cdc_tools``.
+This package holds landing only: the command line is package ``cdc_cli``, the continuous
+pipeline ``cdc_pipeline``, the producer registry ``cdc_registry``, the traffic generators and
+the gold scaffolding ``cdc_tools`` (docs/architecture.md, "Python packages").
 """

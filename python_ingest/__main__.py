@@ -1,7 +1,10 @@
+"""``python -m python_ingest COMMAND``: the command line of the contract (docs/contract.md), whose
+subcommands live in package `cdc_cli`. An entry point, not part of landing: nothing imports it."""
+
 from __future__ import annotations
 
 import sys
 
-from python_ingest.cli import main
+from cdc_cli import main
 
 sys.exit(main())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from python_ingest.producers import producer_names, registry
+from cdc_registry import producer_names, registry
 
 UNKNOWN = "unknown"
 FORMATS = producer_names()

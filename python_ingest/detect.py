@@ -14,8 +14,9 @@ import json
 from functools import cache
 from typing import Any
 
+from cdc_registry import registry
 from python_ingest.containers import ENCODING_HEADER, INGEST_ERROR_HEADER, RawMessage
-from python_ingest.producers import Detector, registry
+from python_ingest.producers import Detector, detector
 
 UNKNOWN = "unknown"
 
@@ -34,7 +35,7 @@ def _object(text: str | None) -> dict[str, Any] | None:
 def _detectors() -> tuple[tuple[str, Detector], ...]:
     """(name, matches) of each producer that has a detector, in registry order: looked up
     once per process, not once per message."""
-    return tuple((p.name, matches) for p in registry() if (matches := p.matches) is not None)
+    return tuple((p.name, matches) for p in registry() if (matches := detector(p.name)) is not None)
 
 
 @cache

@@ -46,7 +46,7 @@ def settle(engine: dict[str, str], chunk_id: str) -> list[str]:
     """Make sure no append of `chunk_id` is still running on the engine that `engine` (a
     pending chunk's record) names: interrupt each, and return once each has ended. Returns the
     operations it waited for."""
-    from dbt.adapters.spark_embedded.services import ENGINE_USER, LOOPBACK, answers
+    from dbt.adapters.spark_embedded.api import ENGINE_USER, LOOPBACK, answers
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     url, session_id = engine.get("url", ""), engine.get("session", "")
@@ -69,7 +69,7 @@ def _await_end(address: str, session_id: str, operation_id: str) -> None:
     """Follow an operation of the engine (ReattachExecute) until it has ended: its stream
     completes, or ends in its error (its interruption), or the engine no longer knows it."""
     import grpc
-    from dbt.adapters.spark_embedded.services import ENGINE_USER
+    from dbt.adapters.spark_embedded.api import ENGINE_USER
     from pyspark.sql.connect.proto import base_pb2, base_pb2_grpc
 
     request = base_pb2.ReattachExecuteRequest(

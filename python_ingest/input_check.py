@@ -24,9 +24,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
+from cdc_registry import registry
 from python_ingest.containers import LINE_CONTAINERS, ContainerError, ResumePoint, file_uri, iter_messages
 from python_ingest.detect import UNKNOWN, detect_format
-from python_ingest.producers import registry
+from python_ingest.producers import detector
 
 FORCED_HEADER = "x-cdc-looks-like"  # on the messages of a file landed with --force despite the check
 TEXT_BLOCK = 64 * 1024  # bytes of a line file looked at for NUL bytes and invalid UTF-8
@@ -92,7 +93,7 @@ class InputCheck:
         self.force = force  # --force: nothing is refused; forced_header() tells what was found
         self.refused: list[str] = []  # the refusals, in the order they were printed
         self._verdicts: dict[str, tuple[tuple[int, int], str | None]] = {}
-        detectors = {p.name for p in registry() if p.matches is not None}
+        detectors = {p.name for p in registry() if detector(p.name) is not None}
         self._detects_format = source_format in detectors
 
     def refusal(self, path: Path, seen: tuple[int, int]) -> str | None:

@@ -256,7 +256,7 @@ class Lander:
         # On the lakehouse's warm engine (Spark Connect), where the engine appends: its address
         # and this run's session there, kept with each pending chunk (engine_writes). Empty for
         # this process's own Spark (active_session gives Connect sessions of the engine only).
-        from dbt.adapters.spark_embedded.python_submissions import remote_url
+        from dbt.adapters.spark_embedded.api import remote_url
 
         url = remote_url(spark)
         self._engine = engine_writes.record(spark, url) if url else {}

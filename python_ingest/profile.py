@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 import yaml
-from dbt.adapters.spark_embedded.lakehouse import spark_parameters
+from dbt.adapters.spark_embedded.api import spark_parameters
 
 PROFILE_NAME = "cdc_lakehouse"
 

@@ -136,7 +136,7 @@ class CommandResult:
 @pytest.fixture(scope="session")
 def land(spark) -> Callable[..., CommandResult]:
     """Run ``python -m python_ingest land ...`` in-process (shared Spark session)."""
-    from python_ingest.cli import main
+    from cdc_cli import main
 
     def run(*args: str | Path) -> CommandResult:
         buffer = io.StringIO()

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from cdc_registry import producer_names
+
 
 @dataclass(frozen=True)
 class GenerateOptions:
@@ -74,8 +76,6 @@ def write_traffic(producer: str, out: Path, options: GenerateOptions) -> str:
 
 def generated_producers() -> tuple[str, ...]:
     """The registry's producers that have a traffic generator, in registry order."""
-    from python_ingest.producers import producer_names
-
     return tuple(name for name in producer_names() if traffic_module(name) is not None)
 
 

@@ -1,6 +1,6 @@
 """The `cluster` target on a real Spark standalone cluster (docs/lakehouse.md, "Running on a cluster"):
 `python -m python_ingest cluster start DIR` starts PostgreSQL, the metastore service on it, a
-master and a worker (two cores) on 127.0.0.1 (python_ingest/cluster.py); the repository's sample messages
+master and a worker (two cores) on 127.0.0.1 (cdc_cluster/standalone.py); the repository's sample messages
 of every producer are landed with `land --target cluster` and the whole `dbt build --target
 cluster` (Python models included) runs against it, each in a process of its own, as a user runs
 them. The same commands with the local target build a second lakehouse. Then:
@@ -142,7 +142,7 @@ class Cluster:
         return {int(json.loads(path.read_text())["pid"]) for path in self.directory.glob("*/server.json")}
 
     def master(self) -> dict:
-        from python_ingest.cluster import master_json
+        from cdc_cluster.standalone import master_json
 
         return master_json(int(self.master_ui.rsplit(":", 1)[1].strip("/")))
 

@@ -290,8 +290,8 @@ def test_a_build_reports_what_became_of_its_messages(land, dbt, built, tmp_path)
 def test_status_accounts_for_every_landed_message(built, capsys) -> None:
     """`python -m python_ingest status`: per producer, the landed messages add up to their
     outcomes and those not built yet; per table, changes and live rows; the last build and the
-    services (python_ingest/status.py)."""
-    from python_ingest.cli import main
+    services (cdc_cli/status_report.py)."""
+    from cdc_cli import main
 
     assert main(["status"]) == 0
     output = capsys.readouterr().out

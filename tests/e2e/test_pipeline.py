@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from cdc_pipeline import KILL_ENV as PIPELINE_KILL_ENV
 from cdc_tools.generators import generated_producers, traffic_module
 from python_ingest.containers import iter_messages
 from python_ingest.landing import KILL_ENV, expand_paths
-from python_ingest.pipeline import KILL_ENV as PIPELINE_KILL_ENV
 from tests.helpers.lakehouse_query import queries
 from tests.helpers.processes import kill_group, run_in_group, start_in_group
 from tests.helpers.services import stop_services

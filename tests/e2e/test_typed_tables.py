@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from cdc_cli import main
 from cdc_tools import scaffold
 from cdc_tools.generators import qlik_messages as qm
-from python_ingest.cli import main
 from tests.helpers.tables import TYPED_HISTORY_METADATA, TYPED_LIVE_METADATA
 
 pytestmark = pytest.mark.spark

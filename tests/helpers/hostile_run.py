@@ -250,7 +250,7 @@ def write_mutants(
 
 # -- running the product in this process ------------------------------------------
 def land(*args: str | Path) -> tuple[int, str]:
-    from python_ingest.cli import main
+    from cdc_cli import main
 
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):

@@ -12,7 +12,7 @@ one, chosen at start. The servers:
   topic admin, produce and consume through ``tests/helpers/KafkaTool.java``.
 - :class:`Postgres`: Debian's PostgreSQL 15 (``wal_level=logical``), run as the OS user
   ``postgres`` when we are root (PostgreSQL refuses root); the server itself, like the base
-  class :class:`Server`, is ``python_ingest/servers.py``'s, which the loopback Spark cluster
+  class :class:`Server`, is ``cdc_cluster/servers.py``'s, which the loopback Spark cluster
   uses too.
 - :class:`MariaDB`: Debian's MariaDB with a row-based binlog.
 - :class:`DebeziumConnect`: Kafka Connect standalone with the Debezium PostgreSQL (pgoutput)
@@ -41,8 +41,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from python_ingest import servers
-from python_ingest.servers import (
+from cdc_cluster import servers
+from cdc_cluster.servers import (
     LOOPBACK,
     STATE_FILE,
     Server,
@@ -412,7 +412,7 @@ def require_real_servers(databases: bool = True) -> None:
 
 
 def require_cluster_servers() -> None:
-    """As :func:`require_real_servers`, for the loopback Spark cluster (python_ingest/cluster.py):
+    """As :func:`require_real_servers`, for the loopback Spark cluster (cdc_cluster/standalone.py):
     PostgreSQL and the metastore's JDBC driver in the jar cache."""
     from dbt.adapters.spark_embedded.jars import JarsNotResolvedError
     from dbt.adapters.spark_embedded.jars import service_classpath as classpath
@@ -444,7 +444,7 @@ def servers_installed() -> str | None:
 
 
 class Postgres(servers.Postgres):
-    """PostgreSQL for Debezium (python_ingest/servers.py has the server itself): ``wal_level=logical``,
+    """PostgreSQL for Debezium (cdc_cluster/servers.py has the server itself): ``wal_level=logical``,
     database `database`; user ``debezium`` (password ``dbz``, REPLICATION, reads every table)
     for the connector; publication ``dbz_publication`` for all tables."""
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_ingest.producers import read_registry
+from cdc_registry import read_registry
+from python_ingest.producers import detector
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt")
@@ -139,7 +140,7 @@ def test_a_registry_line_and_the_producers_folders_wire_it_into_every_union(toy_
 def test_landing_reads_the_same_registry(toy_project: Path) -> None:
     producers = read_registry(toy_project / "dbt_project.yml")
     assert [p.name for p in producers][-1] == "toy"
-    assert producers[-1].matches is None  # no python_ingest/producers/toy.py: `--format toy` only
+    assert detector(producers[-1].name) is None  # no python_ingest/producers/toy.py: `--format toy` only
 
 
 def test_the_recipe_names_every_file_the_toy_producer_has(toy_project: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest.cli import main
+from cdc_cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,8 @@ def test_missing_path_exits_2_before_spark(tmp_path: Path) -> None:
 
 
 def test_sources_name_format_container_and_path() -> None:
-    from python_ingest.cli import build_parser, file_sources
+    from cdc_cli import build_parser
+    from cdc_cli.land import file_sources
     from python_ingest.landing import FileSource
 
     args = build_parser().parse_args(

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from cdc_cli import main
 from cdc_tools.generators import debezium_messages as dm
 from cdc_tools.generators.debezium_traffic import Traffic, generate, key_text
-from python_ingest.cli import main
 from python_ingest.containers import INGEST_ERROR_HEADER, RawMessage, read_jsonl, read_kcat
 
 IST = timezone(timedelta(hours=5, minutes=30))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from python_ingest.cli import build_parser, main
+from cdc_cli import build_parser, main
 from python_ingest.containers import read_kcat
 from python_ingest.kafka import (
     KafkaSource,

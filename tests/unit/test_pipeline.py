@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from python_ingest.cli import build_parser
-from python_ingest.pipeline import Cycle, KillPoint, PipelineError
+from cdc_cli import build_parser
+from cdc_pipeline import Cycle, KillPoint, PipelineError
 
 
 def test_a_cycle_that_built_says_what_its_build_decided_in_one_line() -> None:

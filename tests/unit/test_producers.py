@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from cdc_registry import RegistryError, read_registry, registry
 from python_ingest.bronze import BRONZE_FORMATS, bronze_table
 from python_ingest.detect import detect_shape
-from python_ingest.producers import RegistryError, read_registry, registry
+from python_ingest.producers import detector
 
 
 def project(tmp_path: Path, registry_yaml: str) -> Path:
@@ -21,7 +22,7 @@ def test_the_project_declares_each_producer_once_with_a_detector_and_a_bronze_ta
     producers = registry()
     assert [p.name for p in producers] == ["ces", "dataworks", "debezium", "qlik"]
     assert [p.name for p in producers if p.tombstones] == ["debezium"]
-    assert all(p.matches is not None for p in producers)
+    assert all(detector(p.name) is not None for p in producers)
     assert BRONZE_FORMATS == ("ces", "dataworks", "debezium", "qlik", "unknown")
     for producer in producers:
         table = bronze_table(producer.name)
@@ -32,7 +33,7 @@ def test_the_project_declares_each_producer_once_with_a_detector_and_a_bronze_ta
 def test_a_producer_without_a_detector_is_landed_by_name_only(tmp_path: Path) -> None:
     (goldengate,) = read_registry(project(tmp_path, "    - {name: goldengate, title: Oracle GoldenGate}\n"))
     assert goldengate.title == "Oracle GoldenGate" and not goldengate.tombstones
-    assert goldengate.matches is None
+    assert detector(goldengate.name) is None
 
 
 @pytest.mark.parametrize(
