@@ -5,7 +5,7 @@ Every bronze table has the columns (with data types) declared on raw_unknown in
 models/bronze/_bronze__sources.yml: that is their one definition. Landing creates
 missing tables from it, and so does dbt's ``create_bronze_tables`` run-start hook. A
 producer declares its table (name and description) in its staging folder,
-models/staging/<name>/_<name>__sources.yml.
+models/silver/staging/<name>/_<name>__sources.yml.
 """
 
 from __future__ import annotations

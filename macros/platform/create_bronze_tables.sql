@@ -23,7 +23,7 @@
     {%- if unique_id not in graph.sources -%}
         {{ exceptions.raise_compiler_error(
             'bronze.raw_' ~ source_format ~ ' is not declared: a producer in cdc_producers declares its bronze '
-            ~ 'table in models/staging/' ~ source_format ~ '/_' ~ source_format ~ '__sources.yml '
+            ~ 'table in models/silver/staging/' ~ source_format ~ '/_' ~ source_format ~ '__sources.yml '
             ~ '(docs/adding-a-producer.md).'
         ) }}
     {%- endif -%}

@@ -2,7 +2,7 @@
   The producer registry (dbt_project.yml, `vars: cdc_producers`; python_ingest reads the
   same list): one line per producer, from which the bronze tables, staging's routing, the
   silver unions and the accounting test follow. By convention a producer `p` has
-  bronze.raw_p (declared in models/staging/p/_p__sources.yml), stg_p__messages,
+  bronze.raw_p (declared in models/silver/staging/p/_p__sources.yml), stg_p__messages,
   int_p__changes and int_p__message_outcomes; a silver model that has a step of its own per
   producer (control events, schema changes, column facts) calls the macro `p_<step>` of the
   producers that define one (macros/p/). docs/adding-a-producer.md has the whole recipe.

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt")
 # The toy producer's own files, as the recipe lists them (the SQL is minimal but complete).
 TOY_FILES = {
-    "models/staging/toy/_toy__sources.yml": """\
+    "models/silver/staging/toy/_toy__sources.yml": """\
 version: 2
 sources:
   - name: bronze
@@ -30,7 +30,7 @@ sources:
       - name: raw_toy
         description: Messages of the toy producer, landed with `--format toy`.
 """,
-    "models/staging/toy/stg_toy__messages.sql": """\
+    "models/silver/staging/toy/stg_toy__messages.sql": """\
 {{ config(unique_key='message_id') }}
 select
     message_id,
@@ -40,7 +40,7 @@ select
 from {{ ref('stg_bronze__messages') }}
 where source_format = 'toy'
 """,
-    "models/intermediate/toy/int_toy__changes.sql": """\
+    "models/silver/intermediate/toy/int_toy__changes.sql": """\
 {{ config(unique_key='change_id') }}
 select
     message_id as change_id,
@@ -66,7 +66,7 @@ select
     staged_at
 from {{ ref('stg_toy__messages') }}
 """,
-    "models/intermediate/toy/int_toy__message_outcomes.sql": """\
+    "models/silver/intermediate/toy/int_toy__message_outcomes.sql": """\
 {{ config(unique_key='message_id') }}
 select
     message_id,
