@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from cdc_tools.generators import generated_producers
 from tests.helpers.services import stop_services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,10 +58,7 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 # that work once. The four generated-traffic files, and the one of live rows, check one landing
 # of every producer's traffic in two runs with one build after each (fixture generated_traffic).
 SHARED_WORK = {
-    **{
-        f"tests/e2e/test_{producer}_generated.py": "generated traffic"
-        for producer in ("ces", "dataworks", "debezium", "qlik")
-    },
+    **{f"tests/e2e/test_{producer}_generated.py": "generated traffic" for producer in generated_producers()},
     "tests/e2e/test_generated_live_rows.py": "generated traffic",
 }
 

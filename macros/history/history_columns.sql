@@ -66,7 +66,7 @@
         {
             "name": "source_format",
             "data_type": "string",
-            "description": "The producer of the change that started this version: ces, debezium, dataworks or qlik.",
+            "description": "The producer of the change that started this version: a name of the producer registry (cdc_producers).",
         },
         {
             "name": "transaction_id",

@@ -11,9 +11,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from cdc_tools.generators import generated_producers
+
 pytestmark = pytest.mark.spark
 
-PRODUCERS = ("ces", "dataworks", "debezium", "qlik")
+PRODUCERS = generated_producers()  # the registry's producers that have a traffic generator
 
 
 @pytest.fixture(scope="module")
