@@ -10,7 +10,7 @@
       The query of a staging model's `messages` CTE: `columns` of the bronze
       messages of `source_format` staged since the model's last run. When
       none was, and stg_bronze__messages is all the model reads, the model is
-      idle (macros/platform/idle_models.sql): a build that brought only other
+      idle (the adapter's idle_models.sql): a build that brought only other
       producers' messages commits nothing to it, so the producer's models
       downstream stay idle too instead of merging nothing.
     -#}

@@ -317,7 +317,7 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 {%- endmacro %}
 
 
-{#- Whether gold.cdc_typed_tables has nothing to do (macros/platform/idle_models.sql), so that a
+{#- Whether gold.cdc_typed_tables has nothing to do (the adapter's idle_models.sql), so that a
     build leaves it and its views as they are, with no new snapshot. New rows in gold.cdc_history
     change nothing here: the views read it by name. What can change a definition is in
     typed_relations_inputs, which the model keeps in its property cdc.typed_relations_inputs:
@@ -343,7 +343,7 @@ where table_id = {{ typed_text_literal(row['table_id']) }}
 
 
 {#- Records for gold.cdc_typed_tables, as it compiles, whether it is idle (typed_relations_unchanged,
-    macros/platform/idle_models.sql); nothing outside a build (no model: sqlfluff's lint). -#}
+    the adapter's idle_models.sql); nothing outside a build (no model: sqlfluff's lint). -#}
 {% macro mark_typed_relations_idle() -%}
     {%- if execute and model.resource_type == 'model' -%}
         {%- do set_model_idle(typed_relations_unchanged()) -%}

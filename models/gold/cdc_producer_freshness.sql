@@ -7,7 +7,7 @@
   landed, its latest heartbeat, and how many of its messages are pending or
   quarantined. Measured when the model is built (`measured_at`); a build
   leaves it as it is while nothing it reads has changed (an idle model,
-  macros/platform/idle_models.sql), so measured_at is then older. A producer
+  the adapter's idle_models.sql), so measured_at is then older. A producer
   that has sent messages but no usable change yet has one row with a null
   table_id. The test warn_when_a_producer_goes_quiet warns from it.
 -#}

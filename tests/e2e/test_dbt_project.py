@@ -88,7 +88,7 @@ def test_second_build_changes_nothing(spark, dbt, built) -> None:
 
 
 def test_a_build_with_nothing_new_leaves_every_incremental_model_as_it_is(spark, dbt, built) -> None:
-    """Idle models (macros/platform/idle_models.sql): no query, no merge, no Iceberg snapshot."""
+    """Idle models (the adapter's macros/idle_models.sql): no query, no merge, no Iceberg snapshot."""
 
     def snapshots() -> dict[str, int]:
         return {
@@ -132,7 +132,7 @@ def test_a_batch_landed_across_builds_is_profiled_whole(spark, dbt, built) -> No
 
 
 def test_data_tests_read_what_the_last_build_added_unless_told_all(spark, dbt, built) -> None:
-    """A data test reads the rows its model's last build added (macros/tests/test_scope.sql):
+    """A data test reads the rows its model's last build added (macros/test_scope/test_scope.sql):
     a bad row added then fails it; one added by an earlier build is found by the whole-table
     run (`cdc_test_scope: all`) only."""
     table = "silver.int_ces__segments"

@@ -174,6 +174,19 @@ class SparkEmbeddedAdapter(SparkAdapter):
             facts["has_snapshot"] = table.snapshot(int(snapshot_id)) is not None
         return facts
 
+    @available
+    def relation_schema_text(self, name: str) -> str:
+        """The columns of the table or view ``name`` as a query in this session sees them now
+        (Spark's ``simpleString`` of its schema), from the analyzed plan: no job runs. A missing
+        relation raises, naming it."""
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        try:
+            return spark.table(name).schema.simpleString()
+        except Exception as exc:  # py4j errors carry the JVM's message
+            raise DbtRuntimeError(f"{name}: not a relation this session can read ({exc})") from exc
+
     @staticmethod
     def _iceberg_table(name: str) -> Any:
         """Iceberg's Table object of ``name`` as Spark resolves it for a query (its SparkTable),

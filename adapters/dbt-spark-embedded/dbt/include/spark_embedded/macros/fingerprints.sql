@@ -1,6 +1,6 @@
 {#-
   Relations left as they are when what they are built from has not changed
-  (the seed and view materializations: macros/platform/seed.sql, views.sql).
+  (the seed and view materializations: materializations/seed.sql, view.sql).
   The relation keeps an MD5 of what it was built from in its property
   `dbt.<kind>_fingerprint`; a build compares it with the model's.
 -#}
