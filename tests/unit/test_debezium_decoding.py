@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 MODEL = (
-    Path(__file__).resolve().parents[2] / "models" / "intermediate" / "debezium" / "int_debezium__decoded.py"
+    Path(__file__).resolve().parents[2] / "models" / "silver" / "intermediate" / "debezium" / "int_debezium__decoded.py"
 )
 spec = importlib.util.spec_from_file_location("int_debezium__decoded", MODEL)
 decoded = importlib.util.module_from_spec(spec)
