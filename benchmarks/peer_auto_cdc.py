@@ -27,11 +27,12 @@ every history table to WORKDIR/history/<target>.parquet (for a per-key diff) wit
 Prints a table of phases and history counts and writes WORKDIR/results.json.
 
 Table formats (--format; the jars come from benchmarks/peer/setup.sh's cache):
-    inmemory   Spark's own DSv2 row-level test catalog (InMemoryRowLevelOperationTableCatalog
-               from spark-catalyst 4.2.0's test jar): not durable, but it supports the
-               row-level operations AUTO CDC needs. The one that works with Spark 4.3.0 here.
-    delta      Delta Lake 4.4.0 (built for Spark 4.2): fails on Spark 4.3.0 (see README).
-    iceberg    Iceberg 1.12.0, Spark 4.1 runtime: fails on Spark 4.3.0 (see README).
+    inmemory   Spark's own DSv2 row-level test catalog (SharedTablesInMemoryRowLevelOperation-
+               TableCatalog from spark-catalyst 4.2.0's test jar): not durable, but it supports
+               the row-level operations AUTO CDC needs. The one that works with Spark 4.3.0 here.
+    delta      Delta Lake 4.4.0 (built for Spark 4.2): fails on Spark 4.3.0
+               (benchmarks/peer/README.md says how).
+    iceberg    Iceberg 1.12.0, Spark 4.1 runtime: fails on Spark 4.3.0 (same README).
     parquet    the session catalog's default tables (no row-level operations).
 """
 

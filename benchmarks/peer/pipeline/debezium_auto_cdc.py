@@ -22,8 +22,11 @@ flow applies them:
     row values      `after`, or `before` for a delete, every column as the JSON text of its
                     value (no Debezium type decoding, as in benchmarks/bare_parse.py)
 
-Only row changes (op c, u, d, r) are applied: this API has no truncate for SCD type 2, and
-tombstones (null values) and logical messages (op m) are no row changes.
+The row columns are read, as a user would write them down, from the first and last message of
+each file (kcat: the value schema's fields; S3 sink: the images' names), so a column added
+mid-stream is there. Only row changes (op c, u, d, r) are applied: pyspark 4.3.0's
+`create_auto_cdc_flow` has no `apply_as_truncates` at all, and tombstones (null values) and
+logical messages (op m) are no row changes.
 
 `$PEER_TARGET_FORMAT` (optional) is passed as the target tables' `format`.
 """
