@@ -308,8 +308,13 @@ def main() -> None:
         seconds, lines, error = run_pipeline(spec, args.port, label, exported)
         exporting = phases.pop()["seconds"] if phases[-1]["phase"].startswith("export") else 0.0
         phases.append(
-            {"phase": label, "seconds": round(seconds - exporting, 2), "messages": messages,
-             "flows": flow_times(lines), "error": error}
+            {
+                "phase": label,
+                "seconds": round(seconds - exporting, 2),
+                "messages": messages,
+                "flows": flow_times(lines),
+                "error": error,
+            }
         )
         if exporting:
             phases.append({"phase": "export history (not the peer's work)", "seconds": exporting})

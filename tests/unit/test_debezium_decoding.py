@@ -11,9 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-MODEL = (
-    Path(__file__).resolve().parents[2] / "models" / "silver" / "intermediate" / "debezium" / "int_debezium__decoded.py"
-)
+MODELS = Path(__file__).resolve().parents[2] / "models"
+MODEL = MODELS / "silver" / "intermediate" / "debezium" / "int_debezium__decoded.py"
 spec = importlib.util.spec_from_file_location("int_debezium__decoded", MODEL)
 decoded = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(decoded)
