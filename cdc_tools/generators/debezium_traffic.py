@@ -34,6 +34,7 @@ so a test can compare gold.cdc_current with them exactly.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import uuid
 from collections import Counter
@@ -50,6 +51,7 @@ from cdc_tools.generators.debezium_messages import (
     Column,
     Connector,
     Record,
+    SentRecord,
     Table,
     change_value,
     columns,
@@ -176,7 +178,9 @@ class Traffic:
             for name, lines in files.items():
                 path = directory / folder / name
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
+                with path.open("w", encoding="utf-8") as handle:  # line by line: any size
+                    for line in lines:
+                        handle.write(dumps(line) + "\n")
                 paths.append(path)
         write_expected(directory, self.expected_current)
         return paths
@@ -192,7 +196,7 @@ class _Simulation:
         }
         self.next_id: Counter[str] = Counter()
         self.truncated: dict[str, list[dict[str, Any]]] = {}  # table_id -> rows a truncate removed
-        self.produced: list[tuple[Record, int]] = []  # (record, Kafka timestamp ms), in production order
+        self.produced: list[SentRecord] = []  # serialized, with their Kafka timestamps, in production order
         self.changes = self.snapshot_rows = self.redeliveries = 0
         self.clock = self.commit = datetime(2025, 3, 14, 9, 0, 0)  # naive UTC
         self.processed = 0  # ns: the connectors' processing clock (payload ts_*)
@@ -408,7 +412,7 @@ class _Simulation:
         if context:
             headers = record.headers + context_headers(self.connector, self._run_id(self.connector))
             sent = Record(record.topic, record.key, record.value, headers)
-        self.produced.append((sent, self.processed // 1_000_000 + self.rng.randint(1, 15)))
+        self.produced.append(SentRecord.of(sent, self.processed // 1_000_000 + self.rng.randint(1, 15)))
         self.tx_records.append((record, context))
 
     def _event(
@@ -582,14 +586,14 @@ class _Simulation:
 
 
 def _deliver(
-    produced: Sequence[tuple[Record, int]], feeds: Sequence[Feed], partitions: int, rng: random.Random
+    produced: Sequence[SentRecord], feeds: Sequence[Feed], partitions: int, rng: random.Random
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], int]:
     """Partition the records as Kafka does and write them as kcat dumps or S3 sink files."""
-    logs: dict[tuple[str, int], list[tuple[Record, int]]] = {}
-    for record, ts in produced:
-        key = None if record.key is None else dumps(record.key).encode("utf-8")
+    logs: dict[tuple[str, int], list[SentRecord]] = {}
+    for record in produced:
+        key = None if record.key is None else record.key.encode("utf-8")
         partition = rng.randrange(partitions) if key is None else kafka_partition(key, partitions)
-        logs.setdefault((record.topic, partition), []).append((record, ts))
+        logs.setdefault((record.topic, partition), []).append(record)
     schemaless = {f.table.topic for f in feeds if f.schemaless}
     kcat: dict[str, list[dict[str, Any]]] = {}
     jsonl: dict[str, list[dict[str, Any]]] = {}
@@ -598,9 +602,10 @@ def _deliver(
         if topic in schemaless:
             for start in range(0, len(log), FLUSH_SIZE):
                 name = f"topics/{topic}/partition={partition}/{topic}+{partition}+{start:010d}.json"
-                jsonl[name] = [r.value for r, _ in log[start : start + FLUSH_SIZE]]
+                flushed = log[start : start + FLUSH_SIZE]
+                jsonl[name] = [None if r.value is None else json.loads(r.value) for r in flushed]
             continue
-        records = [kcat_record(r, partition, offset, ts) for offset, (r, ts) in enumerate(log)]
+        records = [kcat_record(r, partition, offset) for offset, r in enumerate(log)]
         kcat[f"{topic}-{partition}.kcat.jsonl"] = records
         if rng.random() < 0.5:  # a second dump of an offset range: the same records again
             start = rng.randrange(len(records))
