@@ -160,3 +160,22 @@ def open_lakehouse(home: Path) -> None:
 
     if check_lakehouse(home, create=True):
         print(f"new lakehouse at {home}", flush=True)
+
+
+def target_of_existing_lakehouse(target: str | None) -> tuple[Path | None, dict[str, str]] | None:
+    """The lakehouse directory (none on a target without one, the cluster's) and the Spark
+    parameters of dbt target `target`, for a command that reads a lakehouse: only `land`
+    creates one. None, after one line on stderr, when the profile or the directory is wrong."""
+    from dbt.adapters.spark_embedded.api import LakehouseConfigError, check_lakehouse
+
+    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
+
+    try:
+        home = lakehouse_dir(target)
+        params = target_spark_parameters(target)
+        if home is not None:
+            check_lakehouse(home)
+    except (ProfileError, LakehouseConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    return home, params

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cdc_cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from cdc_cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, target_of_existing_lakehouse
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -57,19 +57,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    from dbt.adapters.spark_embedded.api import LakehouseConfigError, active_session, check_lakehouse
+    from dbt.adapters.spark_embedded.api import active_session
 
-    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
-
-    try:
-        params = target_spark_parameters(args.target)
-        home = lakehouse_dir(args.target)
-        if home is not None:
-            check_lakehouse(home)  # only land creates a lakehouse
-    except (ProfileError, LakehouseConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    found = target_of_existing_lakehouse(args.target)
+    if found is None:
         return EXIT_USAGE
-    spark = active_session(params)
+    spark = active_session(found[1])
     try:
         result, changes = scaffold.run(spark, project, args.tables, args.publish_all)
     except scaffold.RegistryMissingError as exc:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from cdc_cli.common import EXIT_OK, EXIT_USAGE
+from cdc_cli.common import EXIT_OK, EXIT_USAGE, target_of_existing_lakehouse
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -28,19 +27,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dbt.adapters.spark_embedded.api import LakehouseConfigError, active_session, check_lakehouse
+    from dbt.adapters.spark_embedded.api import active_session
 
     from cdc_cli import status_report
-    from python_ingest.profile import ProfileError, lakehouse_dir, target_spark_parameters
 
-    try:
-        home = lakehouse_dir(args.target)
-        params = target_spark_parameters(args.target)
-        if home is not None:
-            check_lakehouse(home)  # only land creates a lakehouse
-    except (ProfileError, LakehouseConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    found = target_of_existing_lakehouse(args.target)
+    if found is None:
         return EXIT_USAGE
+    home, params = found
     services = status_report.service_lines(home) if home is not None else ["run by the cluster"]
     report = status_report.read_status(active_session(params), home or Path("."), services)
     print(status_report.render(report))
