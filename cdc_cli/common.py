@@ -153,6 +153,19 @@ def interrupted(landers: list) -> int:
     return EXIT_INTERRUPTED
 
 
+def kafka_connector_jars() -> list[str]:
+    """The jars of Spark's Kafka source beyond pyspark's own, from the jar cache (raises
+    JarsNotResolvedError, one line, when set-up has not resolved them)."""
+    from dbt.adapters.spark_embedded.api import beyond_spark, jar_paths, spark_jars_dir
+
+    return beyond_spark(jar_paths("kafka"), spark_jars_dir())
+
+
+def with_jars(params: dict[str, str], jars: list[str]) -> dict[str, str]:
+    """Spark parameters `params` with `jars` added to its `spark.jars`."""
+    return {**params, "spark.jars": ",".join(j for j in [params.get("spark.jars", ""), *jars] if j)}
+
+
 def open_lakehouse(home: Path) -> None:
     """Make sure `land` can write the lakehouse at `home`: it is the one command that creates
     a lakehouse, and it says so. Raises LakehouseConfigError (one line) if it cannot."""

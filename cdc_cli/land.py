@@ -17,8 +17,10 @@ from cdc_cli.common import (
     catch_interrupts,
     interrupted,
     interruptible,
+    kafka_connector_jars,
     landing_options,
     open_lakehouse,
+    with_jars,
 )
 from python_ingest.bronze import FORMATS, bronze_table
 from python_ingest.containers import CONTAINERS
@@ -199,13 +201,10 @@ def _land_files(args: argparse.Namespace, sources: list[FileSource], spark, home
 
 
 def land_kafka_command(args: argparse.Namespace) -> int:
-    from dbt.adapters.spark_embedded import api as services
     from dbt.adapters.spark_embedded.api import (
         JarsNotResolvedError,
         LakehouseConfigError,
         active_session,
-        beyond_spark,
-        jar_paths,
     )
 
     from python_ingest.checkpoints import CheckpointStore
@@ -219,14 +218,14 @@ def land_kafka_command(args: argparse.Namespace) -> int:
         source = KafkaSource(args.kafka, tuple(dict.fromkeys(args.topic)), settings, args.topic_pattern)
         params = target_spark_parameters(args.target)
         home = lakehouse_dir(args.target)
-        kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir())
+        kafka_jars = kafka_connector_jars()
         if home is None:
             raise ProfileError("the target has no lakehouse_dir to keep landing checkpoints in")
         open_lakehouse(home)
     except (LandingError, ProfileError, LakehouseConfigError, JarsNotResolvedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
+    params = with_jars(params, kafka_jars)
     table = bronze_table(args.format)
     topics = source.describe()
     print(f"landing topic(s) {topics} from {source.bootstrap} into {table.qualified_name}", flush=True)

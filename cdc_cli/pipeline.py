@@ -13,9 +13,11 @@ from cdc_cli.common import (
     EXIT_USAGE,
     Interrupted,
     interruptible,
+    kafka_connector_jars,
     kafka_topic,
     landing_options,
     open_lakehouse,
+    with_jars,
 )
 
 
@@ -66,8 +68,6 @@ def run(args: argparse.Namespace) -> int:
         JarsNotResolvedError,
         LakehouseConfigError,
         active_session,
-        beyond_spark,
-        jar_paths,
     )
 
     from cdc_pipeline import KILL_ENV as PIPELINE_KILL_ENV
@@ -86,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
         home = lakehouse_dir(args.target)
         if home is None:
             raise ProfileError("the target has no lakehouse_dir to keep landing checkpoints in")
-        kafka_jars = beyond_spark(jar_paths("kafka"), services.spark_jars_dir()) if args.kafka else []
+        kafka_jars = kafka_connector_jars() if args.kafka else []
         open_lakehouse(home)
     except (LandingError, ProfileError, LakehouseConfigError, JarsNotResolvedError, PipelineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    params["spark.jars"] = ",".join(j for j in [params.get("spark.jars", ""), *kafka_jars] if j)
+    params = with_jars(params, kafka_jars)
     by_format: dict[str, list[str]] = {}
     for source_format, topic in args.topic:
         by_format.setdefault(source_format, []).append(topic)
