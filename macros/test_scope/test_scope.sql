@@ -358,5 +358,5 @@
 
 {% macro built_anew(node) -%}
     {#- Whether this dbt invocation created or redefined the view `node` (the view materialization says so). -#}
-    {{ return(node is not none and adapter.node_memo(invocation_id ~ ':' ~ node.unique_id ~ ':built_anew') is not none) }}
+    {{ return(node is not none and adapter.node_memo(built_anew_key(node.unique_id)) is not none) }}
 {%- endmacro %}

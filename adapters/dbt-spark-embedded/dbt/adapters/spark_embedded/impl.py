@@ -29,7 +29,11 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.spark_embedded.__version__ import version
 from dbt.adapters.spark_embedded.connections import ADAPTER_TYPE, SparkEmbeddedConnectionManager
-from dbt.adapters.spark_embedded.python_submissions import SessionPythonJobHelper, warm_engine_for
+from dbt.adapters.spark_embedded.python_submissions import (
+    SessionPythonJobHelper,
+    active_session,
+    warm_engine_for,
+)
 from dbt.adapters.spark_embedded.services import ServiceError, acquire_build_lock
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -176,12 +180,16 @@ class SparkEmbeddedAdapter(SparkAdapter):
 
     @available
     def relation_schema_text(self, name: str) -> str:
-        """The columns of the table or view ``name`` as a query in this session sees them now
-        (Spark's ``simpleString`` of its schema), from the analyzed plan: no job runs. A missing
-        relation raises, naming it."""
-        from pyspark.sql import SparkSession
+        """The columns of the table or view ``name`` as a query of a session target sees them now
+        (Spark's ``simpleString`` of its schema), from the analyzed plan: no job runs, on the
+        process's own Spark or on the lakehouse's warm engine (one Spark Connect analysis). A
+        missing relation raises, naming it."""
+        if self.runs_spark_in_process():
+            from pyspark.sql import SparkSession
 
-        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+            spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        else:
+            spark = active_session(self.config.credentials.server_side_parameters)
         try:
             return spark.table(name).schema.simpleString()
         except Exception as exc:  # py4j errors carry the JVM's message

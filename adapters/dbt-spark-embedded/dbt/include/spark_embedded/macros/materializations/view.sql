@@ -19,9 +19,15 @@
     {%- set result = create_or_replace_view() -%}
     {%- do keep_fingerprint('view', fingerprint) -%}
     {#- Its data tests then read all its rows (built_anew). -#}
-    {%- do adapter.node_memo(invocation_id ~ ':' ~ model.unique_id ~ ':built_anew', true) -%}
+    {%- do adapter.node_memo(built_anew_key(model.unique_id), true) -%}
     {{ return(result) }}
 {% endmaterialization %}
+
+
+{#- The adapter node_memo key under which a view built anew in this invocation is recorded. -#}
+{% macro built_anew_key(unique_id) -%}
+    {{ return(invocation_id ~ ':' ~ unique_id ~ ':built_anew') }}
+{%- endmacro %}
 
 
 {#- What a view is created from: an MD5 of its compiled SQL, description, columns and contract, and
@@ -43,13 +49,14 @@
 
 
 {#- The columns of each table node `node` reads (through views too), as `[relation, columns]` pairs:
-    on a session target from Spark's analyzed plan (adapter relation_schema_text, no query),
-    elsewhere from one `describe` a table. -#}
+    on a session target (the process's Spark or the warm engine) from Spark's analyzed plan
+    (adapter relation_schema_text, no query), on a SQL endpoint (thrift) from one `describe` a
+    table. -#}
 {% macro upstream_columns(node) -%}
     {%- set found = [] -%}
     {%- for upstream in upstream_table_nodes(node.unique_id) -%}
         {%- set relation = node_relation(upstream) -%}
-        {%- if in_session_target() -%}
+        {%- if target.method == 'session' -%}
             {%- do found.append([relation | string, adapter.relation_schema_text(relation | string)]) -%}
         {%- else -%}
             {%- set columns = [] -%}
