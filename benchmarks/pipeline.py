@@ -362,22 +362,14 @@ def benchmark(
         producer: max(1, math.ceil(messages * (1 + 2 * increment) / len(PRODUCERS) / ratios[producer]))
         for producer in PRODUCERS
     }
+
+    def generate(producer: str) -> float:
+        args = generate_args(producer, changes[producer], generated / producer, ces_large_every)
+        return run_process(args, env, log)[0]
+
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        spent_by_producer = dict(
-            zip(
-                PRODUCERS,
-                pool.map(
-                    lambda producer: run_process(
-                        generate_args(producer, changes[producer], generated / producer, ces_large_every),
-                        env,
-                        log,
-                    )[0],
-                    PRODUCERS,
-                ),
-                strict=True,
-            )
-        )
+        spent_by_producer = dict(zip(PRODUCERS, pool.map(generate, PRODUCERS), strict=True))
     seconds = time.perf_counter() - started
     for producer in PRODUCERS:
         spent = spent_by_producer[producer]
