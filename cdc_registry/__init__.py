@@ -19,6 +19,9 @@ import yaml
 PROJECT_FILE = Path(__file__).resolve().parents[1] / "dbt_project.yml"
 REGISTRY_VAR = "cdc_producers"
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Names the project uses itself: bronze.raw_unknown holds what no producer claims, and
+# models/silver/staging/landed/ holds every landed message (stg_landed__messages).
+RESERVED = ("unknown", "landed")
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,10 @@ def read_registry(project_file: Path = PROJECT_FILE) -> tuple[Producer, ...]:
     producers = []
     for entry in entries:
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not _NAME.fullmatch(name) or name == "unknown":
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or name in RESERVED:
             raise RegistryError(
                 f"{project_file}: vars.{REGISTRY_VAR}: {entry!r} needs a `name` of lower-case letters, "
-                "digits and underscores (not `unknown`)"
+                "digits and underscores (not `unknown` nor `landed`)"
             )
         title, tombstones = str(entry.get("title") or name), bool(entry.get("tombstones"))
         producers.append(Producer(name=name, title=title, tombstones=tombstones))

@@ -1,6 +1,6 @@
 {#-
   Steps every producer's staging model (stg_<producer>__messages) takes the
-  same way: reading its new messages from stg_bronze__messages, and the
+  same way: reading its new messages from stg_landed__messages, and the
   reasons a message cannot be used that come from landing, before its
   contents are looked at.
 -#}
@@ -9,12 +9,12 @@
     {#-
       The query of a staging model's `messages` CTE: `columns` of the bronze
       messages of `source_format` staged since the model's last run. When
-      none was, and stg_bronze__messages is all the model reads, the model is
+      none was, and stg_landed__messages is all the model reads, the model is
       idle (the adapter's idle_models.sql): a build that brought only other
       producers' messages commits nothing to it, so the producer's models
       downstream stay idle too instead of merging nothing.
     -#}
-    {%- set bronze = ref('stg_bronze__messages') -%}
+    {%- set bronze = ref('stg_landed__messages') -%}
     {%- set of_format = "source_format = '" ~ source_format ~ "'" -%}
     {%- set since = last_staged_at() -%}
     {%- set is_new = staged_after(bronze, since, condition=of_format) -%}

@@ -236,7 +236,7 @@
 {% macro bronze_files_read_by_run(relation, node, start) -%}
     {#-
       The rows of the bronze table `relation` that the build stages: those
-      in data files committed after what stg_bronze__messages had read of it
+      in data files committed after what stg_landed__messages had read of it
       before `start` (before its last build, for a `dbt test` on its own).
       The tests of a bronze table may run before or after staging in the
       same build, so the files landed since and not read yet are in too.
@@ -249,7 +249,7 @@
 
 {% macro bronze_read_positions(start) -%}
     {#-
-      How far stg_bronze__messages had read each bronze table before `start`
+      How far stg_landed__messages had read each bronze table before `start`
       (none: before its last build), as a data sequence number per format;
       none when staging has no table yet. One pass over the model's sequence
       numbers. For a build, the project's on-run-start hook asks first, before
@@ -260,7 +260,7 @@
     {%- if start is not none and adapter.node_memo(memo_key) is not none -%}
         {{ return(adapter.node_memo(memo_key).positions) }}
     {%- endif -%}
-    {%- set staging = graph.nodes['model.' ~ project_name ~ '.stg_bronze__messages'] -%}
+    {%- set staging = graph.nodes['model.' ~ project_name ~ '.stg_landed__messages'] -%}
     {#- Not ref(): the tests of a bronze table do not depend on staging. -#}
     {%- set staged_name = node_relation(staging) -%}
     {%- set staged = adapter.get_relation(database=staging.database, schema=staged_name.schema, identifier=staged_name.identifier) -%}

@@ -29,7 +29,7 @@ messages as (
     select
         source_format,
         max(ingested_at) as last_message_ingested_at
-    from {{ ref('stg_bronze__messages') }}
+    from {{ ref('stg_landed__messages') }}
     where source_format <> 'unknown'
     group by source_format
 ),

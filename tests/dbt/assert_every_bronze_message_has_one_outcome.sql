@@ -1,5 +1,5 @@
 -- Nothing lost or invented between bronze and silver: every distinct message
--- of the bronze tables is staged (stg_bronze__messages) and has exactly one
+-- of the bronze tables is staged (stg_landed__messages) and has exactly one
 -- outcome (cdc_message_outcomes), and every staged message and every outcome
 -- belongs to a landed message. Returns the messages that break this, with
 -- where each was found.
@@ -30,7 +30,7 @@
 
 {#- Nothing staged by this build: then Spark reads no table. #}
 {%- set nothing_staged = not whole and query_scalar(
-    'select count(*) from ' ~ ref('stg_bronze__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
+    'select count(*) from ' ~ ref('stg_landed__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
 ) == 0 %}
 
 {%- set landed_ctes -%}
@@ -40,7 +40,7 @@ staged_in_scope as (
         message_id,
         bronze_sequence_number
     {#- Whole (a `dbt test` on its own too): the table; scoped: the rows in scope (cdc_test_rows). #}
-    from {{ ref('stg_bronze__messages') if whole else cdc_test_rows(ref('stg_bronze__messages')) }} as staged
+    from {{ ref('stg_landed__messages') if whole else cdc_test_rows(ref('stg_landed__messages')) }} as staged
 ),
 
 staged_up_to as (
@@ -146,7 +146,7 @@ with
             looked_up.source_format,
             looked_up.message_id,
             looked_up.bronze_sequence_number
-        from {{ ref('stg_bronze__messages') }} as looked_up
+        from {{ ref('stg_landed__messages') }} as looked_up
         {{ landed_again_lookup }}
     ),
 

@@ -33,7 +33,7 @@ READING_COLUMNS = [
     ("raw", "varbinary(16)"),
 ]
 STAGED_TABLES = [
-    "silver.stg_bronze__messages",
+    "silver.stg_landed__messages",
     "silver.stg_ces__messages",
     "silver.int_ces__segments",
     "silver.int_ces__events",
@@ -290,7 +290,7 @@ def test_a_run_processes_only_the_new_messages_and_the_events_they_touch(spark, 
     before, after = scenario["after_first"]["staged"], staged_times(spark)
     first_ids = set(message_ids(spark, scenario["first"]))
     new_ids = set(message_ids(spark, scenario["second"])) | set(message_ids(spark, scenario["redelivered"]))
-    for table in ("silver.stg_bronze__messages", "silver.stg_ces__messages", "silver.int_ces__segments"):
+    for table in ("silver.stg_landed__messages", "silver.stg_ces__messages", "silver.int_ces__segments"):
         old_rows = {k: v for k, v in after[table].items() if k in before[table]}
         assert old_rows == before[table], table  # rows of the first run were not processed again
         assert new_ids & set(after[table]) - set(before[table]) == new_ids & set(after[table])

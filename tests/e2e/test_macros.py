@@ -390,7 +390,7 @@ def test_json_shape_tells_deep_json_from_what_is_not_json_in_linear_time(spark, 
 
 
 def test_cdc_is_json_object_accepts_one_strict_json_object_only(spark, dbt) -> None:
-    """The lakehouse function behind int_bronze__batch_profiles' not_json_object (its Java source:
+    """The lakehouse function behind int_landed__batch_profiles' not_json_object (its Java source:
     adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/IsJsonObject.java)."""
     spark.sql(compile_inline(dbt, "{{ create_cdc_functions() }}"))
     texts = {

@@ -37,7 +37,7 @@ select
     get_json_object(message_value, '$.table') as table_id,
     ingested_at,
     current_timestamp() as staged_at
-from {{ ref('stg_bronze__messages') }}
+from {{ ref('stg_landed__messages') }}
 where source_format = 'toy'
 """,
     "models/silver/intermediate/toy/int_toy__changes.sql": """\
@@ -124,7 +124,7 @@ def parents(manifest: dict, unique_id: str) -> set[str]:
 def test_a_registry_line_and_the_producers_folders_wire_it_into_every_union(toy_project: Path) -> None:
     manifest = json.loads((toy_project / "target" / "manifest.json").read_text(encoding="utf-8"))
     model = "model.cdc_lakehouse."
-    assert "raw_toy" in parents(manifest, model + "stg_bronze__messages")
+    assert "raw_toy" in parents(manifest, model + "stg_landed__messages")
     assert "int_toy__changes" in parents(manifest, model + "cdc_changes")
     assert "int_toy__message_outcomes" in parents(manifest, model + "cdc_message_outcomes")
     assert "int_toy__changes" in parents(manifest, model + "cdc_table_columns")  # the default column facts

@@ -24,7 +24,7 @@ def test_the_project_declares_each_producer_once_with_a_detector_and_a_bronze_ta
     producers = registry()
     # Every producer has its folders, and every producer folder is a producer of the registry.
     staging = ROOT / "models" / "silver" / "staging"
-    folders = {p.name for p in staging.iterdir() if p.is_dir() and p.name != "bronze"}
+    folders = {p.name for p in staging.iterdir() if p.is_dir() and p.name != "landed"}
     assert folders == {p.name for p in producers}
     # ... and its page under docs/producers/, named after it (docs/adding-a-producer.md).
     pages = {p.stem for p in (ROOT / "docs" / "producers").glob("*.md") if p.stem != "README"}
@@ -50,6 +50,7 @@ def test_a_producer_without_a_detector_is_landed_by_name_only(tmp_path: Path) ->
         ("    - {title: no name}\n", "needs a `name`"),
         ("    - {name: Bad-Name}\n", "needs a `name`"),
         ("    - {name: unknown}\n", "not `unknown`"),
+        ("    - {name: landed}\n", "nor `landed`"),
         ("    - {name: ces}\n    - {name: ces}\n", "names a producer twice"),
         ("    []\n", "must list the producers"),
     ],

@@ -40,7 +40,7 @@ unparsed as (
                     )
             else concat('No parser for the ', source_format, ' format is built yet; the message is kept in bronze.')
         end as detail
-    from {{ ref('stg_bronze__messages') }}
+    from {{ ref('stg_landed__messages') }}
     where source_format not in ('{{ cdc_producer_names() | join("', '") }}')  -- noqa: LT05
 ),
 

@@ -16,7 +16,7 @@ outcomes as (
 ),
 
 messages as (
-    select * from {{ ref('stg_bronze__messages') }}
+    select * from {{ ref('stg_landed__messages') }}
 ),
 
 final as (

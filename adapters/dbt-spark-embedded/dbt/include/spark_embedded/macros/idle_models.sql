@@ -12,7 +12,7 @@
   `replace`, nor a `delete` by hand). Upstream models finish before a model
   starts, so its last build read everything they held then. Bronze tables
   are written by `land` while a build runs, so a model that reads them
-  decides for itself (stg_bronze__messages: no bronze data file it has not
+  decides for itself (stg_landed__messages: no bronze data file it has not
   read) and says so with set_model_idle.
 
   The decision is taken once per node, the first time one of the watermark

@@ -21,7 +21,7 @@
 -#}
 
 {%- set since = last_staged_at() %}
-{%- set new_rows = staged_after(ref('stg_bronze__messages'), since) %}
+{%- set new_rows = staged_after(ref('stg_landed__messages'), since) %}
 {%- set landed_since = timestamp_literal('1970-01-01 00:00:00') %}
 {%- if is_incremental() and new_rows != 'false' %}
     {#- A touched batch's first message: among its new messages or, for a batch profiled
@@ -29,7 +29,7 @@
     {%- set landed_since = timestamp_literal(query_scalar(
         'select cast(min(least(touched.new_since, held.ingested_at)) as string) from ('
         ~ ' select source_format, ingest_batch_id, min(ingested_at) as new_since'
-        ~ ' from ' ~ ref('stg_bronze__messages') ~ ' where ' ~ new_rows ~ ' group by 1, 2'
+        ~ ' from ' ~ ref('stg_landed__messages') ~ ' where ' ~ new_rows ~ ' group by 1, 2'
         ~ ') as touched left join ' ~ this ~ ' as held'
         ~ ' on held.source_format = touched.source_format and held.ingest_batch_id = touched.ingest_batch_id'
     )) %}
@@ -42,7 +42,7 @@ with
         select distinct
             source_format,
             ingest_batch_id
-        from {{ ref('stg_bronze__messages') }}
+        from {{ ref('stg_landed__messages') }}
         where {{ new_rows }}
     ),
 
@@ -56,7 +56,7 @@ messages as (
         messages.headers,
         messages.source_uri,
         messages.enqueued_at
-    from {{ ref('stg_bronze__messages') }} as messages
+    from {{ ref('stg_landed__messages') }} as messages
     {% if is_incremental() -%}
         left semi join touched_batches
             on
