@@ -28,7 +28,10 @@ Delivered two ways:
   payloads only (no schema, no key, no tombstones).
 
 Alongside, `expected_current` holds the live rows in the contract's text forms,
-so a test can compare gold.cdc_current with them exactly.
+so a test can compare gold.cdc_current with them exactly. With `record_history`,
+`expected_history` holds every key's versions as well, and what in the traffic
+could make a consumer get that key wrong (`CAUSES`), for a per-key history diff
+(benchmarks/peer_compare.py).
 """
 
 from __future__ import annotations
@@ -80,6 +83,20 @@ from cdc_tools.generators.files import key_text, write_expected
 from cdc_tools.generators.sorted_keys import SortedKeyDict
 
 SNAPSHOT_ROWS = 4  # per table
+# What in the traffic can make a consumer's history of a key differ from the source's: the
+# classes of a per-key diff (benchmarks/peer_compare.py), in the order a difference is
+# attributed to them when a key has several.
+CAUSES = (
+    "truncates",  # the key's row was removed by a TRUNCATE (one event with a null key)
+    "primary-key changes",  # the key was the old or the new key of an UPDATE of the key
+    "partial images",  # an unchanged TOASTed value sent as the placeholder; a key-only delete image
+    "deletes and re-inserts",  # the key came back after a delete or a truncate
+    "schema changes",  # a version written after an ALTER TABLE added a column
+    "redelivery",  # a record of the key sent again (connector restart, a second dump)
+    "out-of-order delivery",  # the key's records read out of their log order
+    "transactions",  # changed in a transaction with other changes
+)
+HISTORY_FILE = "_expected_history.json"
 FLUSH_SIZE = 20  # S3 sink records per file
 TOAST_THRESHOLD = 2000  # PostgreSQL moves values larger than about 2 kB out of line
 INT64_KEY_BASE = 2**53  # int64 keys beyond a double's exact range
@@ -166,6 +183,10 @@ class Traffic:
     snapshot_rows: int = 0
     redeliveries: int = 0
     feeds: tuple[Feed, ...] = field(default_factory=tuple)
+    # With record_history: table_id -> key text -> {"versions": [[op, row text, row as sent]],
+    # "causes": [...]}: every version of the key in commit order (op r, c, u, d or t; the row is
+    # null after a d or t), and the CAUSES that touched it, in CAUSES order.
+    expected_history: dict[str, dict[str, dict[str, Any]]] | None = None
 
     @property
     def messages(self) -> int:
@@ -183,14 +204,75 @@ class Traffic:
                         handle.write(dumps(line) + "\n")
                 paths.append(path)
         write_expected(directory, self.expected_current)
+        if self.expected_history is not None:
+            with (directory / HISTORY_FILE).open("w", encoding="utf-8") as handle:
+                json.dump(self.expected_history, handle, ensure_ascii=False, default=str)
         return paths
+
+
+class _History:
+    """Every key's versions and the causes that touched it, as the simulation changes rows."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, dict[str, dict[str, Any]]] = {}
+        self.of_record: dict[tuple[str, str], tuple[str, str]] = {}  # (topic, key JSON) -> key
+        self.altered: set[str] = set()  # tables an ALTER TABLE changed
+        self.in_transaction: list[tuple[str, str]] = []  # keys the current transaction changed
+
+    def _entry(self, table_id: str, key: str) -> dict[str, Any]:
+        return self.keys.setdefault(table_id, {}).setdefault(key, {"versions": [], "causes": set()})
+
+    def version(self, table_id: str, key: str, op: str, sent: Any, text: Any, *causes: str) -> None:
+        entry = self._entry(table_id, key)
+        versions = entry["versions"]
+        if op in ("r", "c") and versions and versions[-1][0] in ("d", "t"):
+            entry["causes"].add("deletes and re-inserts")
+        versions.append([op, None if text is None else dict(text), None if sent is None else dict(sent)])
+        entry["causes"].update(causes)
+        if table_id in self.altered:
+            entry["causes"].add("schema changes")
+        self.in_transaction.append((table_id, key))
+
+    def cause(self, table_id: str, key: str, cause: str) -> None:
+        self._entry(table_id, key)["causes"].add(cause)
+
+    def record(self, record: Record, table_id: str, key: str) -> None:
+        if record.key is not None:
+            self.of_record[(record.topic, dumps(record.key))] = (table_id, key)
+
+    def redelivered(self, topic: str, record_key: str | None) -> None:
+        found = None if record_key is None else self.of_record.get((topic, record_key))
+        if found:
+            self.cause(*found, "redelivery")
+
+    def commit(self, redelivered: bool) -> None:
+        touched = dict.fromkeys(self.in_transaction)
+        for table_id, key in touched:
+            if redelivered:
+                self.cause(table_id, key, "redelivery")
+            if len(touched) > 1:
+                self.cause(table_id, key, "transactions")
+        self.in_transaction = []
+
+    def result(self) -> dict[str, dict[str, dict[str, Any]]]:
+        order = {cause: n for n, cause in enumerate(CAUSES)}
+        return {
+            table_id: {
+                key: {"versions": e["versions"], "causes": sorted(e["causes"], key=order.__getitem__)}
+                for key, e in keys.items()
+            }
+            for table_id, keys in self.keys.items()
+        }
 
 
 class _Simulation:
     """The source databases: live rows, log positions and clocks, and the records produced."""
 
-    def __init__(self, feeds: Sequence[Feed], rng: random.Random, redelivery_rate: float) -> None:
+    def __init__(
+        self, feeds: Sequence[Feed], rng: random.Random, redelivery_rate: float, record_history: bool = False
+    ) -> None:
         self.feeds, self.rng, self.redelivery_rate = feeds, rng, redelivery_rate
+        self.history = _History() if record_history else None
         self.live: dict[str, dict[str, tuple[dict[str, Any], dict[str, str | None]]]] = {
             f.table.table_id: SortedKeyDict() for f in feeds
         }
@@ -339,7 +421,10 @@ class _Simulation:
             self.binlog_pos += 31  # the XID event
             if self.binlog_pos > 30_000:  # binlog rotation
                 self.binlog, self.binlog_pos = self.binlog + 1, 157
-        if self.tx_records and self.rng.random() < self.redelivery_rate:  # restart: the last tx again
+        restart = bool(self.tx_records) and self.rng.random() < self.redelivery_rate
+        if self.history is not None:
+            self.history.commit(redelivered=restart)
+        if restart:  # a connector restart: the last transaction again
             self.processed += 5 * 10**9
             self.restarts[self.connector.name] += 1  # a new run: a new run id in the headers
             for record, context in list(self.tx_records):
@@ -416,10 +501,19 @@ class _Simulation:
         self.tx_records.append((record, context))
 
     def _event(
-        self, feed: Feed, op: str, before: Any, after: Any, key_row: Mapping, snapshot: str = "false"
+        self,
+        feed: Feed,
+        op: str,
+        before: Any,
+        after: Any,
+        key_row: Mapping,
+        snapshot: str = "false",
+        row_key: str | None = None,  # the key's text, for the expected history
     ) -> None:
         value = self._value(feed, op, before, after, self._source(feed.table, op, snapshot))
         key = key_message(feed.table, key_row, not feed.schemaless)
+        if self.history is not None and row_key is not None:
+            self.history.record(Record(feed.table.topic, key, None), feed.table.table_id, row_key)
         self._publish(Record(feed.table.topic, key, value))
         if op == "d" and not feed.schemaless:
             self._publish(Record(feed.table.topic, key, None))  # tombstone
@@ -435,6 +529,11 @@ class _Simulation:
             if feed.full_identity
             else key_only_image(feed.table, self._full(feed, sent))
         )
+
+    def _version(self, feed: Feed, key: str, op: str, sent: Any, text: Any, *causes: str) -> None:
+        """Record a version of `key` in the expected history (when recording one)."""
+        if self.history is not None:
+            self.history.version(feed.table.table_id, key, op, sent, text, *causes)
 
     # -- operations -----------------------------------------------------------------
     def snapshot(self) -> None:
@@ -456,7 +555,9 @@ class _Simulation:
             rows = [f for f in feeds for _ in range(SNAPSHOT_ROWS)]
             for number, feed in enumerate(rows, start=1):
                 sent, text = self._row(feed, self._new_key(feed.table))
-                self.live[feed.table.table_id][key_text(feed.table, text)] = (sent, text)
+                key = key_text(feed.table, text)
+                self.live[feed.table.table_id][key] = (sent, text)
+                self._version(feed, key, "r", sent, text)
                 first_of_table, last_of_table = number % SNAPSHOT_ROWS == 1, number % SNAPSHOT_ROWS == 0
                 marker = (
                     "first"
@@ -469,7 +570,9 @@ class _Simulation:
                     if last_of_table
                     else "true"
                 )
-                self._event(feed, "r", None, sent, sent, marker)
+                self._event(feed, "r", None, sent, sent, marker, key)
+            if self.history is not None:  # a snapshot is no transaction of the source's
+                self.history.in_transaction = []
             self._commit()
 
     def insert(self, feed: Feed, fixed: Mapping[str, Any] | None = None) -> str:
@@ -477,7 +580,8 @@ class _Simulation:
         sent, text = self._row(feed, {**self._new_key(feed.table), **(fixed or {})})
         key = key_text(feed.table, text)
         self.live[feed.table.table_id][key] = (sent, text)
-        self._event(feed, "c", None, sent, sent)
+        self._version(feed, key, "c", sent, text)
+        self._event(feed, "c", None, sent, sent, row_key=key)
         return key
 
     def update(self, feed: Feed, key: str, keep: str | None = None) -> None:
@@ -491,9 +595,11 @@ class _Simulation:
             sent[column.name], text[column.name] = self._cell(column, self._natural(feed, column))
         self.live[table.table_id][key] = (sent, text)
         after, toast = dict(sent), feed.toast_column
+        partial = ()
         if toast and all(c.name != toast for c in changed) and len(text[toast] or "") > TOAST_THRESHOLD:
-            after[toast] = UNAVAILABLE
-        self._event(feed, "u", old if feed.full_identity else None, after, sent)
+            after[toast], partial = UNAVAILABLE, ("partial images",)
+        self._version(feed, key, "u", sent, text, *partial)
+        self._event(feed, "u", old if feed.full_identity else None, after, sent, row_key=key)
 
     def add_column(self, feed: Feed) -> None:
         """ALTER TABLE ... ADD COLUMN (nullable, no default): later row images carry the column;
@@ -504,6 +610,8 @@ class _Simulation:
             return
         altered = replace(table, columns=(*table.columns, column))
         self.structure[table.table_id] = altered
+        if self.history is not None:
+            self.history.altered.add(table.table_id)
         if table.connector.kind in ("mysql", "mariadb"):
             ddl = f"alter table {table.name} add column {column.name} varchar(100)"
             source = self._source(altered, "ddl")
@@ -511,7 +619,8 @@ class _Simulation:
 
     def delete(self, feed: Feed, key: str) -> None:
         old, _ = self.live[feed.table.table_id].pop(key)
-        self._event(feed, "d", self._before(feed, old), None, old)
+        self._version(feed, key, "d", None, None, *(() if feed.full_identity else ("partial images",)))
+        self._event(feed, "d", self._before(feed, old), None, old, row_key=key)
 
     def change_key(self, feed: Feed) -> None:
         """UPDATE of the primary key: delete + tombstone + create, same log position."""
@@ -519,14 +628,26 @@ class _Simulation:
         if not live:
             self.insert(feed)
             return
-        old, old_text = live.pop(self.rng.choice(live.sorted_keys()))
+        old_key = self.rng.choice(live.sorted_keys())
+        old, old_text = live.pop(old_key)
         sent, text = self._full(feed, old, old_text)
         for name, value in self._new_key(table).items():
             sent[name], text[name] = self._cell(table.column(name), value)
-        live[key_text(table, text)] = (sent, text)
+        new_key = key_text(table, text)
+        live[new_key] = (sent, text)
+        self._version(feed, old_key, "d", None, None, "primary-key changes")
+        self._version(feed, new_key, "c", sent, text, "primary-key changes")
         deleted = self._value(feed, "d", self._before(feed, old), None, self._source(table, "d"))
         created = self._value(feed, "c", None, sent, self._source(table, "c", same_change=True))
         for record in key_change_records(table, old, sent, deleted, created):
+            if self.history is not None and record.key is not None:
+                self.history.record(
+                    record,
+                    table.table_id,
+                    old_key
+                    if record.value is None or (record.value.get("payload", record.value).get("op") == "d")
+                    else new_key,
+                )
             self._publish(record)
         self.changes += 1
 
@@ -534,6 +655,8 @@ class _Simulation:
         """TRUNCATE: one event with a null key; the table is empty afterwards."""
         rows = self.live[feed.table.table_id]
         self.truncated[feed.table.table_id] = [sent for sent, _ in rows.values()]
+        for key in list(rows):
+            self._version(feed, key, "t", None, None, "truncates")
         rows.clear()
         value = self._value(feed, "t", None, None, self._source(feed.table, "t"))
         self._publish(Record(feed.table.topic, None, value))
@@ -586,7 +709,11 @@ class _Simulation:
 
 
 def _deliver(
-    produced: Sequence[SentRecord], feeds: Sequence[Feed], partitions: int, rng: random.Random
+    produced: Sequence[SentRecord],
+    feeds: Sequence[Feed],
+    partitions: int,
+    rng: random.Random,
+    history: _History | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], int]:
     """Partition the records as Kafka does and write them as kcat dumps or S3 sink files."""
     logs: dict[tuple[str, int], list[SentRecord]] = {}
@@ -612,6 +739,8 @@ def _deliver(
             again = records[start : start + rng.randint(1, max(1, len(records) // 10))]
             kcat[f"{topic}-{partition}.redump.kcat.jsonl"] = again
             redumped += len(again)
+            for record in again if history is not None else ():
+                history.redelivered(record["topic"], record["key"])
     return kcat, jsonl, redumped
 
 
@@ -623,20 +752,22 @@ def generate(
     redelivery_rate: float = 0.05,
     schemaless_dbs: tuple[str, str] = ("inventory", "shop"),
     server_prefix: str = "",
+    record_history: bool = False,
 ) -> Traffic:
     """Simulate each connector's snapshot and then about `changes` row changes, and deliver them as
     Debezium messages. With a few dozen changes or more, the traffic has at least one logical
     decoding message outside a transaction, a key change on a SQL Server and on a PostgreSQL
     table, a truncate of gendb.public.items followed by new rows, and an update of an items row
     that leaves its large description TOASTed (the placeholder is sent). `db` and `schemaless_dbs`
-    name the source databases, `server_prefix` prefixes the connectors' names (see default_feeds)."""
+    name the source databases, `server_prefix` prefixes the connectors' names (see default_feeds).
+    `record_history` also records every key's versions and causes (Traffic.expected_history)."""
     rng = random.Random(seed)
     feeds = default_feeds(db, schemaless_dbs, server_prefix)
     by_name = {f.table.name: f for f in feeds}
     accounts, items = by_name["accounts"], by_name["items"]
     products = by_name["products"]
     pg, maria = items.table.connector, products.table.connector
-    simulation = _Simulation(feeds, rng, redelivery_rate)
+    simulation = _Simulation(feeds, rng, redelivery_rate, record_history)
     simulation.snapshot()
     schedule: list[tuple[float, Connector, Callable[[], None]]] = [
         (0.2, pg, lambda: simulation.message(pg, transactional=False)),
@@ -657,7 +788,7 @@ def generate(
             simulation.transaction(connector, action)
         else:
             simulation.transaction(rng.choice(connectors))
-    kcat, jsonl, redumped = _deliver(simulation.produced, feeds, partitions, rng)
+    kcat, jsonl, redumped = _deliver(simulation.produced, feeds, partitions, rng, simulation.history)
     expected = {tid: {k: text for k, (_, text) in rows.items()} for tid, rows in simulation.live.items()}
     return Traffic(
         kcat,
@@ -667,6 +798,7 @@ def generate(
         snapshot_rows=simulation.snapshot_rows,
         redeliveries=simulation.redeliveries + redumped,
         feeds=feeds,
+        expected_history=None if simulation.history is None else simulation.history.result(),
     )
 
 

@@ -466,3 +466,34 @@ def test_generate_command_writes_debezium_traffic(tmp_path: Path, capsys: pytest
     assert main(["generate", "--format", "debezium", "--changes", "40", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out.startswith("wrote ")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["_expected_current.json", "jsonl", "kcat"]
+
+
+# -- the expected history (benchmarks/peer_compare.py) ------------------------------------
+def test_recording_the_history_changes_no_message_and_ends_in_the_live_rows(traffic: Traffic) -> None:
+    recorded = generate(changes=200, seed=8, record_history=True)
+    assert (recorded.kcat, recorded.jsonl) == (traffic.kcat, traffic.jsonl)
+    assert traffic.expected_history is None
+    for table_id, keys in recorded.expected_history.items():
+        live = {k: e["versions"][-1][1] for k, e in keys.items() if e["versions"][-1][0] not in ("d", "t")}
+        assert live == traffic.expected_current[table_id], table_id
+        for e in keys.values():  # a row after every r, c, u; none after d, t
+            assert all((v[1] is None) == (v[0] in ("d", "t")) for v in e["versions"])
+
+
+def test_the_history_names_each_key_s_causes(tmp_path: Path) -> None:
+    recorded = generate(changes=600, seed=7, record_history=True)
+    history = recorded.expected_history
+    causes = Counter(c for keys in history.values() for e in keys.values() for c in e["causes"])
+    for cause in ("truncates", "primary-key changes", "partial images", "deletes and re-inserts"):
+        assert causes[cause], cause
+    assert causes["schema changes"] and causes["redelivery"] and causes["transactions"]
+    items = history["gendb.public.items"]
+    truncated = [k for k, e in items.items() if any(v[0] == "t" for v in e["versions"])]
+    assert truncated and all("truncates" in items[k]["causes"] for k in truncated)
+    # the key a refill reuses after the truncate: deleted, then live again
+    ops = {k: [v[0] for v in items[k]["versions"]] for k in truncated}
+    again = [k for k in truncated if "c" in ops[k][ops[k].index("t") :]]
+    assert again and "deletes and re-inserts" in items[again[0]]["causes"]
+    recorded.write(tmp_path)
+    written = json.loads((tmp_path / "_expected_history.json").read_text(encoding="utf-8"))
+    assert written.keys() == history.keys()

@@ -1,0 +1,426 @@
+"""The project and Spark 4.3's own AUTO CDC on the same Debezium traffic: times per phase, and
+each one's history diffed per key against the history the generator recorded (issue 42).
+
+    bash benchmarks/peer/setup.sh                      # once: the peer's own venv and jars
+    .venv/bin/python benchmarks/peer_compare.py --changes 25000 --workdir /tmp/peer-compare
+
+Steps, in one work directory:
+
+1. Generate the Debezium traffic (cdc_tools/generators/debezium_traffic.py) with its expected
+   history: every key's versions, and the causes in the traffic that could make a consumer get
+   that key wrong (`CAUSES`: truncates, primary-key changes, partial images, ...). Cut every
+   file as benchmarks/pipeline.py does: the first 1/(1 + increment) of its lines are the full
+   run's, the rest the incremental run's.
+2. The project: `land` and `dbt build` (full), then `land` and `dbt build` (incremental), each a
+   process of its own on a fresh lakehouse, as a user runs them; then gold.cdc_history of the
+   traffic's tables is read back.
+3. The peer: benchmarks/peer_auto_cdc.py in its own venv (`--input` the full run's files,
+   `--more` the rest), which exports every history table.
+4. Each system's history of each key against the expected one, in the form both systems can
+   state: the key's row images in order, and whether it is live at the end. The project is
+   compared in the contract's text forms (decoded values); the peer keeps each value as the
+   message sent it, so it is compared with the values as sent. A key that differs is
+   classified by the first of its causes (in CAUSES order); one with none is "unexplained".
+
+Writes WORKDIR/report.md (phases, the diff per class, one example per class the peer gets
+wrong: the key, what was expected, what it holds, and one of the key's messages) and
+WORKDIR/report.json. Not a test: run it by hand (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.pipeline import (  # noqa: E402
+    BUILD,
+    PYTHON,
+    SEED,
+    fresh_home,
+    land_commands,
+    run_process,
+    split_files,
+)
+from cdc_tools.generators.debezium_traffic import (  # noqa: E402
+    CAUSES,
+    HISTORY_FILE,
+    default_feeds,
+    generate,
+)
+
+PEER_PYTHON = ROOT / "benchmarks" / "peer" / ".venv" / "bin" / "python"
+UNEXPLAINED = "unexplained"
+EXPORT = """
+import json, sys
+from dbt.adapters.spark_embedded.api import active_session
+from python_ingest.profile import target_spark_parameters
+spark = active_session(target_spark_parameters())
+tables = json.loads(sys.argv[1])
+rows = spark.sql(
+    "select table_id, primary_key, version_number, is_deleted, row_data from gold.cdc_history "
+    "where table_id in (" + ",".join("'" + t + "'" for t in tables) + ")"
+).collect()
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for r in rows:
+        out.write(json.dumps([r.table_id, dict(r.primary_key), r.version_number, r.is_deleted,
+                              None if r.row_data is None else dict(r.row_data)]) + "\\n")
+"""
+
+
+# -- the normalized history of a key --------------------------------------------------------
+# A key's history as both systems can state it: its row images in order, with None where the
+# key did not exist (after a delete or a truncate, until it came back); live at the end when
+# the last item is an image.
+STRUCTURAL = ("truncates", "primary-key changes", "deletes and re-inserts", "redelivery")
+STRUCTURAL += ("out-of-order delivery", "transactions")
+VALUES = ("partial images", "schema changes")
+
+
+def gone(items: list) -> None:
+    """The key ceased to exist: one None however many deletes in a row."""
+    if items and items[-1] is not None:
+        items.append(None)
+
+
+def expected_forms(entry: dict[str, Any]) -> tuple[tuple, tuple]:
+    """(as text, as sent) of one key's expected history."""
+    text: list = []
+    sent: list = []
+    for op, row_text, row_sent in entry["versions"]:
+        if op in ("d", "t"):
+            gone(text)
+            gone(sent)
+        else:
+            text.append(row_text)
+            sent.append(row_sent)
+    return tuple(text), tuple(sent)
+
+
+def same_text(got: dict | None, want: dict | None) -> bool:
+    """A project row image against the expected text row (a missing column is null)."""
+    got, want = got or {}, want or {}
+    return all(got.get(c) == want.get(c) for c in set(got) | set(want))
+
+
+def same_sent(got: str | None, want: Any) -> bool:
+    """One peer value (the JSON text of the value as sent) against the value as sent."""
+    if want is None or got is None:
+        return got is None and want is None
+    if isinstance(want, str):
+        return got == want
+    try:
+        return json.loads(got) == want
+    except ValueError:
+        return False
+
+
+def difference(got: tuple, want: tuple, same_row) -> str | None:
+    """None when the histories agree; "structure" when the key's versions, or when it existed,
+    differ; "values" when only the values of some version do."""
+    if len(got) != len(want) or any((g is None) != (w is None) for g, w in zip(got, want, strict=True)):
+        return "structure"
+    if all(g is None or same_row(g, w) for g, w in zip(got, want, strict=True)):
+        return None
+    return "values"
+
+
+def peer_row_same(got: dict, want: dict | None) -> bool:
+    want = want or {}
+    return all(same_sent(got.get(c), want.get(c)) for c in set(want) | set(got))
+
+
+# -- reading each system's histories ------------------------------------------------------
+def project_histories(path: Path, keys_of: dict[str, list[str]]) -> dict[tuple[str, str], tuple]:
+    """(table_id, key text) -> the key's history (row images, None while deleted)."""
+    versions: dict[tuple[str, str], list] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            table_id, primary_key, number, deleted, row = json.loads(line)
+            key = ",".join(f"{c}={primary_key.get(c)}" for c in keys_of[table_id])
+            versions.setdefault((table_id, key), []).append((number, deleted, row))
+    out = {}
+    for found, rows in versions.items():
+        items: list = []
+        for _, deleted, row in sorted(rows, key=lambda r: r[0]):
+            if deleted:
+                gone(items)
+            else:
+                items.append(row)
+        out[found] = tuple(items)
+    return out
+
+
+def position_order(position: dict | None) -> tuple:
+    """Spark's ascending order of the peer's `_position` struct (nulls first in each field)."""
+    fields = ("commit_lsn", "change_lsn", "event_serial_no", "lsn", "file", "pos", "row")
+    position = position or {}
+    return tuple((position.get(f) is not None, position.get(f) or 0) for f in fields)
+
+
+def peer_histories(directory: Path, tables: dict[str, dict]) -> dict[tuple[str, str], tuple]:
+    """The peer's history tables (WORKDIR/history/<target>.parquet), keyed like the expected
+    history: the key's values as sent are looked up in `tables[table_id]["key_of_sent"]`."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for table_id, spec in tables.items():
+        path = directory / f"{spec['target']}.parquet"
+        if not path.exists():
+            continue
+        rows = pq.read_table(path).to_pylist()
+        by_key: dict[str, list] = {}
+        for row in rows:
+            sent_key = tuple(row.get(c) for c in spec["keys"])
+            key = spec["key_of_sent"].get(sent_key, "?" + json.dumps(sent_key))
+            by_key.setdefault(key, []).append(row)
+        for key, found in by_key.items():
+            found.sort(key=lambda r: position_order(r.get("__START_AT")))
+            items: list = []
+            for number, row in enumerate(found):
+                if number and found[number - 1].get("__END_AT") != row.get("__START_AT"):
+                    gone(items)  # closed by a delete before this version began
+                items.append({c: v for c, v in row.items() if not c.startswith("_")})
+            if found[-1].get("__END_AT") is not None:
+                gone(items)
+            out[(table_id, key)] = tuple(items)
+    return out
+
+
+def peer_key_text(value: Any) -> Any:
+    """A key value as the peer holds it (the JSON text of the value sent, as a string)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+# -- the diff ---------------------------------------------------------------------------------
+def diff(
+    expected: dict[str, dict[str, dict]], got: dict[tuple[str, str], tuple], form: int, same_row
+) -> tuple[Counter, dict[str, tuple[str, str]]]:
+    """Keys whose history differs, per class: the first of the key's causes (in CAUSES order)
+    that can make that kind of difference (STRUCTURAL or VALUES), else "unexplained"; and the
+    first such key of each class."""
+    per_class: Counter = Counter()
+    first: dict[str, tuple[str, str]] = {}
+    for table_id, keys in expected.items():
+        for key, entry in keys.items():
+            want = expected_forms(entry)[form]
+            kind = difference(got.get((table_id, key), ()), want, same_row)
+            if kind is None:
+                continue
+            possible = STRUCTURAL if kind == "structure" else VALUES
+            cause = next((c for c in entry["causes"] if c in possible), UNEXPLAINED)
+            per_class[cause] += 1
+            first.setdefault(cause, (table_id, key))
+    extra = [k for k in got if k[1] not in expected.get(k[0], {})]
+    if extra:
+        per_class["keys the source never had"] += len(extra)
+        first.setdefault("keys the source never had", extra[0])
+    return per_class, first
+
+
+def example_message(files: list[Path], topic: str, cause: str, sent_key: dict) -> str:
+    """One message of the key (or, for a truncate, of its table) that shows the cause."""
+    for path in files:
+        if topic not in str(path):
+            continue
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                text = line.strip()
+                record = json.loads(text)
+                value = record.get("payload", record) if "topic" in record else record
+                if isinstance(value, str):
+                    value = json.loads(value)
+                body = (value or {}).get("payload", value) or {}
+                if cause == "truncates":
+                    if body.get("op") == "t":
+                        return text
+                    continue
+                image = body.get("after") or body.get("before") or {}
+                if any(image.get(c) != v for c, v in sent_key.items()):
+                    continue
+                if cause == "partial images" and "__debezium_unavailable_value" not in text:
+                    continue
+                if cause == "primary-key changes" and "__debezium." not in text:
+                    continue
+                return text
+    return ""
+
+
+# -- the runs ---------------------------------------------------------------------------------
+def run_project(home: Path, base: Path, more: Path, tables: list[str]) -> list[dict]:
+    """The project's phases, each a process of its own; gold.cdc_history of `tables` is written
+    to HOME/history.jsonl."""
+    log, env = fresh_home(home)
+    phases = []
+    for name, commands in (
+        ("land", land_commands(base)),
+        ("dbt build (full)", [BUILD]),
+        ("land (+more)", land_commands(more)),
+        ("dbt build (incremental)", [BUILD]),
+    ):
+        seconds = sum(run_process(command, env, log)[0] for command in commands)
+        phases.append({"phase": name, "seconds": round(seconds, 2)})
+        print(f"   project {name}: {seconds:.1f}s", flush=True)
+    out = home / "history.jsonl"
+    started = time.perf_counter()
+    run_process([str(PYTHON), "-c", EXPORT, json.dumps(tables), str(out)], env, log)
+    phases.append(
+        {
+            "phase": "export history (not the project's work)",
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+    )
+    run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    return phases
+
+
+def run_peer(workdir: Path, base: Path, more: Path) -> list[dict]:
+    if not PEER_PYTHON.exists():
+        raise SystemExit(f"{PEER_PYTHON} is missing: run `bash benchmarks/peer/setup.sh` first")
+    args = [str(PEER_PYTHON), "benchmarks/peer_auto_cdc.py", "--input", str(base), "--more", str(more)]
+    args += ["--workdir", str(workdir)]
+    with (workdir.parent / "peer.log").open("w", encoding="utf-8") as log:
+        subprocess.run(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
+    results = json.loads((workdir / "results.json").read_text(encoding="utf-8"))
+    for phase in results["phases"]:
+        print(f"   peer {phase['phase']}: {phase.get('seconds')}s", flush=True)
+    return results["phases"]
+
+
+def table_specs(expected: dict[str, dict[str, dict]]) -> dict[str, dict]:
+    """Per table_id: its topic, the peer's target table, key columns, and the key text of each
+    key as the peer holds its values (the JSON text of the values sent)."""
+    tables: dict[str, dict] = {}
+    for feed in default_feeds("gendb"):  # generate()'s tables, as generate() names them
+        table = feed.table
+        key_of_sent = {}
+        for key, entry in expected.get(table.table_id, {}).items():
+            sent = next((v[2] for v in entry["versions"] if v[2]), None)
+            if sent:
+                key_of_sent[tuple(peer_key_text(sent[c]) for c in table.key)] = key
+        tables[table.table_id] = {
+            "topic": table.topic,
+            "target": "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in table.topic.lower()),
+            "keys": list(table.key),
+            "key_of_sent": key_of_sent,
+        }
+    return tables
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--changes", type=int, help="row changes the generator simulates")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/peer-compare"))
+    parser.add_argument(
+        "--increment", type=float, default=0.01, help="share of the messages in the second run"
+    )
+    parser.add_argument("--skip-peer", action="store_true", help="only the project")
+    parser.add_argument(
+        "--diff-only", action="store_true", help="diff the histories of a finished run in WORKDIR again"
+    )
+    args = parser.parse_args(argv)
+    work = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    generated, base, more = work / "generated" / "debezium", work / "base", work / "more"
+    runs = work / "runs.json"
+
+    if not args.diff_only:
+        if not args.changes:
+            parser.error("--changes is needed (but with --diff-only)")
+        started = time.perf_counter()
+        traffic = generate(args.changes, SEED, record_history=True)
+        traffic.write(generated)
+        del traffic  # the files hold it now
+        for directory in (base, more):
+            shutil.rmtree(directory, ignore_errors=True)
+        kept, moved = split_files(generated, base / "debezium", more / "debezium", args.increment)
+        print(
+            f"generated {kept + moved:,} messages ({kept:,} + {moved:,}) "
+            f"in {time.perf_counter() - started:.1f}s"
+        )
+        done: dict[str, Any] = {"changes": args.changes, "messages": {"full": kept, "more": moved}}
+        tables = [feed.table.table_id for feed in default_feeds("gendb")]
+        done["project"] = {"phases": run_project(work / "project", base, more, tables)}
+        if not args.skip_peer:
+            done["peer"] = {"phases": run_peer(work / "peer", base / "debezium", more / "debezium")}
+        runs.write_text(json.dumps(done, indent=1), encoding="utf-8")
+    report = json.loads(runs.read_text(encoding="utf-8"))
+    with (generated / HISTORY_FILE).open(encoding="utf-8") as handle:
+        expected = json.load(handle)
+    tables = table_specs(expected)
+
+    got = project_histories(work / "project" / "history.jsonl", {t: s["keys"] for t, s in tables.items()})
+    report["project"]["differing_keys"] = dict(diff(expected, got, 0, same_text)[0])
+    if "peer" in report:
+        got = peer_histories(work / "peer" / "history", tables)
+        per_class, first = diff(expected, got, 1, peer_row_same)
+        report["peer"]["differing_keys"] = dict(per_class)
+        files = sorted(p for p in (base / "debezium").rglob("*") if p.is_file())
+        examples = {}
+        for cause, (table_id, key) in first.items():
+            entry = expected.get(table_id, {}).get(key)
+            sent = next((v[2] for v in entry["versions"] if v[2]), {}) if entry else {}
+            sent_key = {c: sent.get(c) for c in tables[table_id]["keys"]} if sent else {}
+            examples[cause] = {
+                "table_id": table_id,
+                "key": key,
+                "expected": entry and expected_forms(entry)[1],
+                "peer": got.get((table_id, key)),
+                "message": example_message(files, tables[table_id]["topic"], cause, sent_key)[:2000],
+            }
+        report["peer"]["examples"] = examples
+    causes = Counter(c for keys in expected.values() for e in keys.values() for c in e["causes"])
+    report["keys"] = {"total": sum(len(keys) for keys in expected.values()), "with_cause": dict(causes)}
+    (work / "report.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    (work / "report.md").write_text(markdown(report), encoding="utf-8")
+    print(markdown(report))
+    return 0
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"Debezium traffic: {report['changes']:,} changes, {report['messages']['full']:,} messages in the "
+        f"full run and {report['messages']['more']:,} more in the incremental run; "
+        f"{report['keys']['total']:,} keys.",
+        "",
+        "| phase | project (s) | peer (s) |",
+        "|---|---:|---:|",
+    ]
+    project = {p["phase"]: p["seconds"] for p in report["project"]["phases"]}
+    peer = {p["phase"]: p.get("seconds") for p in report.get("peer", {}).get("phases", [])}
+    for name in dict.fromkeys([*project, *peer]):
+        lines.append(f"| {name} | {project.get(name, '')} | {peer.get(name, '')} |")
+    lines += ["", "| class | keys with the cause | project: keys differing | peer: keys differing |"]
+    lines += ["|---|---:|---:|---:|"]
+    by_cause = report["keys"]["with_cause"]
+    project_diff = report["project"]["differing_keys"]
+    peer_diff = report.get("peer", {}).get("differing_keys", {})
+    for cause in [*CAUSES, UNEXPLAINED, "keys the source never had"]:
+        if by_cause.get(cause) or project_diff.get(cause) or peer_diff.get(cause):
+            counts = (by_cause.get(cause, 0), project_diff.get(cause, 0), peer_diff.get(cause, 0))
+            lines.append(f"| {cause} | " + " | ".join(f"{n:,}" for n in counts) + " |")
+    for cause, example in report.get("peer", {}).get("examples", {}).items():
+        lines += [
+            "",
+            f"Peer, {cause}: `{example['table_id']}` key `{example['key']}`",
+            "- expected (images as sent, null while deleted): "
+            f"`{json.dumps(example['expected'], default=str)[:600]}`",
+            f"- peer: `{json.dumps(example['peer'], default=str)[:600]}`",
+            f"- a message: `{example['message'][:600]}`",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
