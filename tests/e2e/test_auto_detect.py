@@ -63,7 +63,7 @@ def test_auto_routes_every_message_to_its_producer_table(spark, land, mixed) -> 
         f: spark.sql(f"select count(*) from bronze.raw_{f} where source_uri = '{uri}'").first()[0]
         for f in BRONZE_FORMATS
     }
-    assert landed == expected
+    assert landed == {f: expected.get(f, 0) for f in BRONZE_FORMATS}
     again = land("--format", "auto", "--container", "jsonl", path)
     assert again.exit_code == 0 and "landed 0 message(s)" in again.output
 

@@ -97,9 +97,8 @@ def toy_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (project / relative).write_text(text, encoding="utf-8")
     # The one shared edit: a registry line.
     dbt_project = project / "dbt_project.yml"
-    registry_end = "    - {name: qlik, "
     text = dbt_project.read_text(encoding="utf-8")
-    line = next(line for line in text.splitlines() if line.startswith(registry_end))
+    line = [line for line in text.splitlines() if line.startswith("    - {name: ")][-1]  # the last producer
     dbt_project.write_text(
         text.replace(line, line + '\n    - {name: toy, title: "Toy producer"}'), encoding="utf-8"
     )

@@ -39,9 +39,9 @@ def test_the_project_declares_each_producer_once_with_a_detector_and_a_bronze_ta
 
 
 def test_a_producer_without_a_detector_is_landed_by_name_only(tmp_path: Path) -> None:
-    (goldengate,) = read_registry(project(tmp_path, "    - {name: goldengate, title: Oracle GoldenGate}\n"))
-    assert goldengate.title == "Oracle GoldenGate" and not goldengate.tombstones
-    assert detector(goldengate.name) is None
+    (toy,) = read_registry(project(tmp_path, "    - {name: toy, title: Toy producer}\n"))
+    assert toy.title == "Toy producer" and not toy.tombstones
+    assert detector(toy.name) is None
 
 
 @pytest.mark.parametrize(
