@@ -1,19 +1,26 @@
 """Every producer's generated traffic on the test process's lakehouse, as the files
 tests/e2e/test_<producer>_generated.py check it: each producer's messages land in two runs
 (the second with what arrives late: a last partition, re-dumped records, malformed messages),
-and one `dbt build` follows each run, for the four producers at once. Two builds instead of
-one pair per producer; tests/conftest.py (`SHARED_WORK`) runs the four files in one test
+and one `dbt build` follows each run, for every producer at once. Two builds instead of
+one pair per producer; tests/conftest.py (`SHARED_WORK`) runs those files in one test
 process, where the session fixture `generated_traffic` does this once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic, qlik_traffic
+from cdc_tools.generators import (
+    ces_traffic,
+    dataworks_traffic,
+    debezium_traffic,
+    generated_producers,
+    qlik_traffic,
+    traffic_module,
+)
 from tests.helpers.tables import outcomes
 
 # Debezium messages that must reach quarantine, each beside a fragment of its reason
@@ -60,6 +67,9 @@ class GeneratedTraffic:
     debezium_bad: Path  # the file of DEBEZIUM_BAD_MESSAGES, landed late
     qlik: Any  # qlik_traffic's generated traffic
     qlik_pending_after_first_build: int
+    # The traffic of every other producer with a generator, by name: `generate_named` in the
+    # namespace `gen`; its last message file (as `write` returns them) lands late.
+    others: dict[str, Any] = field(default_factory=dict)
 
 
 def write_all(root: Path) -> tuple[GeneratedTraffic, list[Landing]]:
@@ -85,14 +95,26 @@ def write_all(root: Path) -> tuple[GeneratedTraffic, list[Landing]]:
     qlik = qlik_traffic.generate(changes=250, seed=5)
     *qlik_early, qlik_late = qlik.write(root / "qlik-generated")
 
+    others: dict[str, Any] = {}
+    other_landings = []
+    for name in generated_producers():
+        if name in ("ces", "dataworks", "debezium", "qlik"):
+            continue
+        module = traffic_module(name)
+        others[name] = module.generate_named(200, 5, 3, "gen")
+        *early, late_file = others[name].write(root / f"{name}-generated")
+        ((container, _),) = module.LANDINGS
+        other_landings.append(Landing(name, container, early, [late_file]))
+
     landings = [
         Landing("ces", "jsonl", ces_paths[:2], ces_paths[2:]),
         Landing("dataworks", "jsonl", [dataworks_first, dataworks_second], [dataworks_late]),
         Landing("debezium", "kcat", [p for p in kcat if p not in late], [p for p in late if p in kcat]),
         Landing("debezium", "jsonl", [p for p in jsonl if p not in late], [*late_jsonl, bad]),
         Landing("qlik", "jsonl", qlik_early, [qlik_late]),
+        *other_landings,
     ]
-    return GeneratedTraffic(ces, dataworks, debezium, bad, qlik, 0), landings
+    return GeneratedTraffic(ces, dataworks, debezium, bad, qlik, 0, others), landings
 
 
 def land_and_build(
