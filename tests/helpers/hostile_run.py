@@ -390,20 +390,22 @@ def run(
             "select source_format, outcome, count(*) as n from silver.cdc_message_outcomes group by 1, 2"
         ).collect()
     }
+    # By producer and message id: the capture files of two producers share a source URI, so
+    # their messages at one partition and offset share a message id.
     specials = {
-        m["message_id"]: f"{p}/{c}/{m['operator']}"
+        (p, m["message_id"]): f"{p}/{c}/{m['operator']}"
         for p in PRODUCERS
         for c in CONTAINERS
         for m in manifests[p][c]
         if m["message_id"] and m["operator"].startswith(("huge_", "deep_"))
     }
     if specials:
-        listed = ", ".join(f"'{i}'" for i in specials)
+        listed = ", ".join(f"('{p}', '{i}')" for p, i in specials)
         report["special_outcomes"] = {
-            specials[r.message_id]: f"{r.outcome}: {(r.detail or '')[:160]}"
+            specials[(r.source_format, r.message_id)]: f"{r.outcome}: {(r.detail or '')[:160]}"
             for r in spark.sql(
-                "select message_id, outcome, detail from silver.cdc_message_outcomes "
-                f"where message_id in ({listed})"
+                "select source_format, message_id, outcome, detail from silver.cdc_message_outcomes "
+                f"where (source_format, message_id) in ({listed})"
             ).collect()
         }
     after = history(spark, compared, columns=SNAPSHOT)
