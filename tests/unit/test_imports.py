@@ -43,6 +43,8 @@ def project_modules(root: Path = ROOT, adapter_dir: Path = ADAPTER_DIR) -> dict[
     for layer in LAYERS:
         for package in layer:
             for path in sorted((root / package).rglob("*.py")):
+                if any(part.startswith(".") for part in path.relative_to(root).parts):
+                    continue  # a virtual environment inside (benchmarks/peer/.venv), not the project's
                 found[module_name(path, root)] = path
     for path in sorted((adapter_dir / "dbt" / "adapters" / "spark_embedded").rglob("*.py")):
         found[module_name(path, adapter_dir)] = path
