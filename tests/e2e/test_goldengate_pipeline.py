@@ -7,7 +7,6 @@ gold equals what the source holds, and an incremental build equals a full refres
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -47,8 +46,10 @@ def current(spark, table_id: str) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def runs(spark, land, dbt, tmp_path_factory):
     work = tmp_path_factory.mktemp("goldengate")
+    # The samples under a schema of this test's own: other tests (test_dbt_project.py) land
+    # sample_data/ on the same lakehouse, and the same operations again would be duplicates.
     reference = work / "reference.jsonl"
-    shutil.copy(SAMPLE, reference)
+    reference.write_text(SAMPLE.read_text(encoding="utf-8").replace("QASOURCE", "GGSAMPLE"), encoding="utf-8")
     first = work / "run1.jsonl"
     first.write_text(
         "\n".join(
@@ -94,13 +95,13 @@ def runs(spark, land, dbt, tmp_path_factory):
 
 
 def test_the_sample_messages_give_what_the_source_holds(spark, runs) -> None:
-    assert current(spark, "qasource.tcustmer") == {
+    assert current(spark, "ggsample.tcustmer") == {
         "CUST_CODE=BILL": {"CUST_CODE": "BILL", "NAME": "BG SOFTWARE CO.", "CITY": "SEATTLE", "STATE": "OR"},
         "CUST_CODE=JANE": {"CUST_CODE": "JANE", "NAME": "ROCKY FLYER INC.", "CITY": "BOULDER", "STATE": "CO"},
     }
-    assert current(spark, "qasource.tcustord") == {}  # its one order was deleted by key
-    assert current(spark, "orclpdb1.qasource.tsrslts") == {}  # the keyless table was truncated
-    will = history(spark, "qasource.tcustmer", ("CUST_CODE", "WILL"))
+    assert current(spark, "ggsample.tcustord") == {}  # its one order was deleted by key
+    assert current(spark, "orclpdb1.ggsample.tsrslts") == {}  # the keyless table was truncated
+    will = history(spark, "ggsample.tcustmer", ("CUST_CODE", "WILL"))
     assert [v[:4] for v in will] == [
         (1, "insert", False, False),
         (2, "update", False, False),
@@ -112,7 +113,7 @@ def test_the_sample_messages_give_what_the_source_holds(spark, runs) -> None:
     assert [o for i, o in enumerate(found) if i not in (5, 8)] == [*["change"] * 9, "control"]
     [schema] = spark.sql(
         "select table_id, ddl_operation, ddl_text from silver.cdc_schema_changes "
-        "where source_format = 'goldengate' and table_id = 'qasource.tcustmer'"
+        "where source_format = 'goldengate' and table_id = 'ggsample.tcustmer'"
     ).collect()
     assert schema.ddl_operation == "JSON_SCHEMA" and schema.ddl_text.endswith("CUST_CODE, NAME, CITY, STATE")
 
@@ -157,7 +158,7 @@ def test_malformed_messages_are_quarantined_with_a_reason(spark, runs) -> None:
 
 
 def test_an_incremental_build_equals_a_full_refresh(spark, dbt, runs) -> None:
-    tables = ["ggtest.accounts", "qasource.tcustmer", "qasource.tcustord", "orclpdb1.qasource.tsrslts"]
+    tables = ["ggtest.accounts", "ggsample.tcustmer", "ggsample.tcustord", "orclpdb1.ggsample.tsrslts"]
     incremental = set(history(spark, tables, columns=SNAPSHOT))
     changes = "select change_id, operation, is_duplicate from silver.int_goldengate__changes"
     incremental_changes = {tuple(r) for r in spark.sql(changes).collect()}
