@@ -14,6 +14,12 @@ Steps, in one work directory:
 2. The project: `land` and `dbt build` (full), then `land` and `dbt build` (incremental), each a
    process of its own on a fresh lakehouse, as a user runs them; then gold.cdc_history of the
    traffic's tables is read back.
+2b. The project's warm pipeline (`--warm`), on a fresh lakehouse of its own: one `pipeline
+   --continuous` process (docs/pipeline.md) over an inbox that holds the full run's files; once
+   its cycles have landed and built them all, the incremental run's files appear in the inbox,
+   and the cycle that lands and builds them is timed by its own line (benchmarks/warm.py). This
+   is the project's counterpart of the peer's second run, which also runs in a JVM already
+   warm. Its gold.cdc_history is read back and diffed too.
 3. The peer: benchmarks/peer_auto_cdc.py in its own venv (`--input` the full run's files,
    `--more` the rest), which exports every history table.
 4. Each system's history of each key against the expected one, in the form both systems can
@@ -51,6 +57,8 @@ from benchmarks.pipeline import (  # noqa: E402
     run_process,
     split_files,
 )
+from benchmarks.warm import PipelineProcess  # noqa: E402
+from cdc_tools.generators import land_sources  # noqa: E402
 from cdc_tools.generators.debezium_traffic import (  # noqa: E402
     CAUSES,
     HISTORY_FILE,
@@ -272,16 +280,78 @@ def run_project(home: Path, base: Path, more: Path, tables: list[str]) -> list[d
         seconds = sum(run_process(command, env, log)[0] for command in commands)
         phases.append({"phase": name, "seconds": round(seconds, 2)})
         print(f"   project {name}: {seconds:.1f}s", flush=True)
-    out = home / "history.jsonl"
+    phases.append(export_history(home, env, log, tables))
+    return phases
+
+
+def export_history(home: Path, env: dict[str, str], log: Path, tables: list[str]) -> dict:
+    """gold.cdc_history of `tables` to HOME/history.jsonl, then the lakehouse's services stop."""
     started = time.perf_counter()
-    run_process([str(PYTHON), "-c", EXPORT, json.dumps(tables), str(out)], env, log)
-    phases.append(
-        {
-            "phase": "export history (not the project's work)",
-            "seconds": round(time.perf_counter() - started, 2),
-        }
-    )
+    run_process([str(PYTHON), "-c", EXPORT, json.dumps(tables), str(home / "history.jsonl")], env, log)
+    seconds = round(time.perf_counter() - started, 2)
     run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    return {"phase": "export history (not the project's work)", "seconds": seconds}
+
+
+def appear(files: list[Path], source: Path, inbox: Path) -> None:
+    """Copy `files` (under `source`) into `inbox` at their place under a `more/` folder, each
+    whole at once (copied beside the inbox, then renamed into it)."""
+    staging = inbox.parent / (inbox.name + ".staging")
+    for path in files:
+        target = inbox / path.relative_to(source).parent / "more" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, staging / path.name)
+        (staging / path.name).rename(target)
+
+
+def run_project_warm(
+    home: Path, base: Path, more: Path, counts: dict[str, int], tables: list[str]
+) -> list[dict]:
+    """The project's warm pipeline (step 2b of the module's docstring): its phases, timed by its
+    cycle lines; gold.cdc_history of `tables` is written to HOME/history.jsonl."""
+    log, env = fresh_home(home)
+    inbox = home / "inbox"
+    shutil.copytree(base, inbox)
+    pipeline = PipelineProcess(PYTHON, ROOT, land_sources(inbox), env, log)
+    phases = []
+    try:
+
+        def landed_and_built(since: int, total: int) -> bool:
+            cycles = pipeline.cycles[since:]
+            return sum(c.landed for c in cycles) >= total and bool(cycles) and cycles[-1].built
+
+        full = pipeline.wait_for("cycles of the full run", lambda: landed_and_built(0, counts["full"]))
+        spent = sum(c.seconds for c in pipeline.cycles)
+        phases.append(
+            {
+                "phase": "warm pipeline: start to the full run in gold",
+                "seconds": round(full.at - pipeline.started, 2),
+            }
+        )
+        phases.append({"phase": "warm pipeline: its cycles of the full run", "seconds": round(spent, 2)})
+        idle = len(pipeline.cycles) + 1
+        pipeline.wait_for("an idle cycle", lambda: len(pipeline.cycles) >= idle)
+        count = len(pipeline.cycles)
+        appeared = time.time()
+        files = sorted(p for p in more.rglob("*") if p.is_file() and not p.name.startswith("_"))
+        appear(files, more, inbox)
+        built = pipeline.wait_for("the cycle of +more", lambda: landed_and_built(count, counts["more"]))
+        cycles = pipeline.cycles[count:]
+        phases.append(
+            {"phase": "warm pipeline: +more, files appear to gold", "seconds": round(built.at - appeared, 2)}
+        )
+        phases.append(
+            {
+                "phase": "warm cycle (+more)",
+                "seconds": round(sum(c.seconds for c in cycles if c.landed or c.built), 2),
+            }
+        )
+    finally:
+        pipeline.stop()
+    for phase in phases:
+        print(f"   project {phase['phase']}: {phase['seconds']:.1f}s", flush=True)
+    phases.append(export_history(home, env, log, tables))
     return phases
 
 
@@ -327,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip-peer", action="store_true", help="only the project")
     parser.add_argument(
+        "--warm", action="store_true", help="also the project's warm pipeline, on a lakehouse of its own"
+    )
+    parser.add_argument(
         "--diff-only", action="store_true", help="diff the histories of a finished run in WORKDIR again"
     )
     args = parser.parse_args(argv)
@@ -352,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
         done: dict[str, Any] = {"changes": args.changes, "messages": {"full": kept, "more": moved}}
         tables = [feed.table.table_id for feed in default_feeds("gendb")]
         done["project"] = {"phases": run_project(work / "project", base, more, tables)}
+        if args.warm:
+            warm = run_project_warm(work / "project-warm", base, more, done["messages"], tables)
+            done["project warm"] = {"phases": warm}
         if not args.skip_peer:
             done["peer"] = {"phases": run_peer(work / "peer", base / "debezium", more / "debezium")}
         runs.write_text(json.dumps(done, indent=1), encoding="utf-8")
@@ -362,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
 
     got = project_histories(work / "project" / "history.jsonl", {t: s["keys"] for t, s in tables.items()})
     report["project"]["differing_keys"] = dict(diff(expected, got, 0, same_text)[0])
+    if "project warm" in report:
+        keys_of = {t: s["keys"] for t, s in tables.items()}
+        got = project_histories(work / "project-warm" / "history.jsonl", keys_of)
+        report["project warm"]["differing_keys"] = dict(diff(expected, got, 0, same_text)[0])
     if "peer" in report:
         got = peer_histories(work / "peer" / "history", tables)
         per_class, first = diff(expected, got, 1, peer_row_same)
@@ -388,27 +468,72 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def ratio_lines(seconds: dict[str, dict[str, float]]) -> list[str]:
+    """Issue 42's ratios (project ÷ peer, target ≤ 1.0) from the phases that ran. The peer's
+    full run counts its Spark start-up, as the project's counts its processes' start-ups."""
+    project, warm, peer = (seconds.get(key, {}) for key in ("project", "project warm", "peer"))
+    if not peer:
+        return []
+    peer_full = peer.get("spark start-up", 0) + peer.get("pipeline run (full)", 0)
+    peer_more = peer.get("pipeline run (+more)")
+    pairs = [
+        (
+            "project full (land + build) ÷ peer full (start-up + run)",
+            project.get("land", 0) + project.get("dbt build (full)", 0),
+            peer_full,
+        ),
+        (
+            "project +more, cold commands (land + build) ÷ peer +more",
+            project.get("land (+more)", 0) + project.get("dbt build (incremental)", 0),
+            peer_more,
+        ),
+        (
+            "project full, warm pipeline (start to gold) ÷ peer full (start-up + run)",
+            warm.get("warm pipeline: start to the full run in gold"),
+            peer_full,
+        ),
+        ("project +more, warm pipeline (its cycle) ÷ peer +more", warm.get("warm cycle (+more)"), peer_more),
+    ]
+    lines = ["", "| ratio (target ≤ 1.0) | project (s) | peer (s) | ratio |", "|---|---:|---:|---:|"]
+    for name, mine, theirs in pairs:
+        if mine and theirs:
+            lines.append(f"| {name} | {mine:.1f} | {theirs:.1f} | {mine / theirs:.2f} |")
+    return lines
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"Debezium traffic: {report['changes']:,} changes, {report['messages']['full']:,} messages in the "
         f"full run and {report['messages']['more']:,} more in the incremental run; "
         f"{report['keys']['total']:,} keys.",
         "",
-        "| phase | project (s) | peer (s) |",
-        "|---|---:|---:|",
     ]
-    project = {p["phase"]: p["seconds"] for p in report["project"]["phases"]}
-    peer = {p["phase"]: p.get("seconds") for p in report.get("peer", {}).get("phases", [])}
-    for name in dict.fromkeys([*project, *peer]):
-        lines.append(f"| {name} | {project.get(name, '')} | {peer.get(name, '')} |")
-    lines += ["", "| class | keys with the cause | project: keys differing | peer: keys differing |"]
-    lines += ["|---|---:|---:|---:|"]
+    systems = [
+        ("project", "project (s)"),
+        ("project warm", "project, warm pipeline (s)"),
+        ("peer", "peer (s)"),
+    ]
+    systems = [(key, title) for key, title in systems if key in report]
+    seconds = {key: {p["phase"]: p.get("seconds") for p in report[key]["phases"]} for key, _ in systems}
+    lines += ["| phase | " + " | ".join(title for _, title in systems) + " |"]
+    lines += ["|---|" + "---:|" * len(systems)]
+    for name in dict.fromkeys(name for key, _ in systems for name in seconds[key]):
+        lines.append(
+            f"| {name} | " + " | ".join(str(seconds[key].get(name, "")) for key, _ in systems) + " |"
+        )
+    lines += ratio_lines(seconds)
+    lines += [
+        "",
+        "| class | keys with the cause | "
+        + " | ".join(f"{key}: keys differing" for key, _ in systems)
+        + " |",
+    ]
+    lines += ["|---|---:|" + "---:|" * len(systems)]
     by_cause = report["keys"]["with_cause"]
-    project_diff = report["project"]["differing_keys"]
-    peer_diff = report.get("peer", {}).get("differing_keys", {})
+    differing = {key: report[key].get("differing_keys", {}) for key, _ in systems}
     for cause in [*CAUSES, UNEXPLAINED, "keys the source never had"]:
-        if by_cause.get(cause) or project_diff.get(cause) or peer_diff.get(cause):
-            counts = (by_cause.get(cause, 0), project_diff.get(cause, 0), peer_diff.get(cause, 0))
+        if by_cause.get(cause) or any(d.get(cause) for d in differing.values()):
+            counts = (by_cause.get(cause, 0), *(differing[key].get(cause, 0) for key, _ in systems))
             lines.append(f"| {cause} | " + " | ".join(f"{n:,}" for n in counts) + " |")
     for cause, example in report.get("peer", {}).get("examples", {}).items():
         lines += [
