@@ -11,15 +11,19 @@ updates the images hold only the key columns and the changed ones.
 The Kafka handler can also publish a JSON schema document per table to a schema topic
 (`schema_document`): when a table is first seen and after its definition changed.
 
-Also here: the contract's text form of a value (what gold.cdc_current shows).
+Also here: the contract's text form of a value (what gold.cdc_current shows). A decimal
+(`Decimal`) is sent as a JSON number with exactly its digits (`17520.00`), as the formatter
+writes an Oracle NUMBER, and shown with those digits.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 OPERATIONS = ("I", "U", "D", "T")
@@ -170,14 +174,16 @@ def schema_document(table: Table) -> dict[str, Any]:
 
 # -- values -------------------------------------------------------------------------
 def value_text(value: Any) -> str | None:
-    """A value as sent, in the text gold shows: JSON numbers as Spark writes them back (an
-    integer as digits, a fraction as a double: 12.5), strings as sent."""
+    """A value as sent, in the text gold shows: JSON numbers with the digits they were sent
+    with (a decimal's `17520.00`; a float as Python spells it: 12.5), strings as sent."""
     if value is None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
     return str(value)
 
 
@@ -191,9 +197,22 @@ def key_text(table: Table, row: Row) -> str:
     return ",".join(f"{c}={value_text(row[c])}" for c in table.identity(row))
 
 
+_NUMBER = "\x00number:"  # what a Decimal is while json.dumps writes the text (see dumps)
+_NUMBER_TEXT = re.compile(r'"\\u0000number:([-0-9.]+)\\u0000"')
+
+
+def _number_placeholder(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return f"{_NUMBER}{format(value, 'f')}\x00"
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON, non-ASCII characters as they are (GoldenGate writes UTF-8 JSON)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON, non-ASCII characters as they are (GoldenGate writes UTF-8 JSON); a Decimal
+    as a JSON number with exactly its digits (json.dumps has no such number: it is written as a
+    marked string first, then unquoted)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_number_placeholder)
+    return _NUMBER_TEXT.sub(r"\1", text)
 
 
 def columns_of(rows: Sequence[Row]) -> list[str]:

@@ -3,9 +3,10 @@ modelled), with the expected outcome.
 
 Simulates three captured Oracle tables and what the handler writes for them:
 - `<PDB>.SALES.CUSTOMERS` (a three-part name: catalog, schema, table; key CUSTOMER_ID): numbers,
-  fractions, strings with odd characters, NULLs, timestamps as text; midway an `ALTER TABLE ADD`
-  (LOYALTY_TIER), after which the operations that touch a row carry the new column; one customer
-  deleted and inserted again with the same id.
+  decimals sent as JSON numbers with their scale (some beyond a double's digits), strings with
+  odd characters, NULLs, timestamps as text; midway an `ALTER TABLE ADD` (LOYALTY_TIER), after
+  which the operations that touch a row carry the new column; one customer deleted and inserted
+  again with the same id.
 - `<SCHEMA>.ORDER_LINES` (key ORDER_ID, LINE_NO): updates that renumber a line change the key
   (a primary-key update: before and after carry different key values).
 - `<SCHEMA>.EVENT_LOG` (no primary key: `primary_keys` absent, every image whole): truncated
@@ -30,6 +31,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +130,11 @@ class _Simulation:
             return rng.choice(ODD_TEXTS) if rng.random() < 0.15 else rng.choice(NAMES)
         if column == "EMAIL":
             return f"user{rng.randint(1, 999)}@example.com"
-        if column in ("CREDIT_LIMIT", "PRICE"):  # quarters: exact in binary, one spelling in Java and Python
-            return rng.randint(100, 400_000) / 4
+        if column in ("CREDIT_LIMIT", "PRICE"):
+            # NUMBER(38,2), sent as a JSON number with its two decimals (17520.00); now and then
+            # more digits than a double holds
+            cents = rng.randint(10_000, 40_000_000) if rng.random() < 0.9 else rng.randint(10**18, 10**24)
+            return Decimal(cents).scaleb(-2)
         if column == "QTY":
             return rng.randint(1, 20)
         if column == "PRODUCT":

@@ -56,6 +56,10 @@ def runs(spark, land, dbt, tmp_path_factory):
             [
                 op("I", 100, after={"ID": 1, "OWNER": "Ann", "BALANCE": 10.5, "NOTE": "x"}, seconds=1),
                 op("I", 200, after={"ID": 2, "OWNER": "Bob", "BALANCE": 20, "NOTE": None}, seconds=2),
+                # a NUMBER(38,2) beyond a double's digits, sent as a JSON number
+                op("I", 250, after={"ID": 9, "OWNER": "Max", "BALANCE": 0, "NOTE": None}, seconds=2).replace(
+                    '"BALANCE": 0', '"BALANCE": 123456789012345678901234.50'
+                ),
                 # compressed: only the key and the changed column; NOTE set to null
                 op("U", 300, before={"ID": 1, "NOTE": "x"}, after={"ID": 1, "NOTE": None}, seconds=3),
                 op("X", 400, after={"ID": 3}),
@@ -100,6 +104,9 @@ def test_the_sample_messages_give_what_the_source_holds(spark, runs) -> None:
         "CUST_CODE=JANE": {"CUST_CODE": "JANE", "NAME": "ROCKY FLYER INC.", "CITY": "BOULDER", "STATE": "CO"},
     }
     assert current(spark, "ggsample.tcustord") == {}  # its one order was deleted by key
+    # JSON numbers keep the digits they were sent with: 17520.00, not a double's 17520.0.
+    order = history(spark, "ggsample.tcustord", columns=("version_number", "row_data['PRODUCT_PRICE']"))
+    assert order == [(1, "17520.00"), (2, "14000.00"), (3, "14000.00")]
     assert current(spark, "orclpdb1.ggsample.tsrslts") == {}  # the keyless table was truncated
     will = history(spark, "ggsample.tcustmer", ("CUST_CODE", "WILL"))
     assert [v[:4] for v in will] == [
@@ -123,14 +130,16 @@ def test_compressed_updates_keep_the_columns_they_did_not_send(runs) -> None:
     assert first["accounts"] == {
         "ID=1": {"ID": "1", "OWNER": "Ann", "BALANCE": "10.5", "NOTE": None},
         "ID=2": {"ID": "2", "OWNER": "Bob", "BALANCE": "20", "NOTE": None},
+        "ID=9": {"ID": "9", "OWNER": "Max", "BALANCE": "123456789012345678901234.50", "NOTE": None},
     }
-    assert first["outcomes"][:3] == ["change", "change", "change"]
+    assert first["outcomes"][:4] == ["change", "change", "change", "change"]
 
 
 def test_key_changes_late_operations_and_redeliveries(spark, runs) -> None:
     assert current(spark, "ggtest.accounts") == {
         "ID=1": {"ID": "1", "OWNER": "Ann", "BALANCE": "0", "NOTE": "back"},
         "ID=3": {"ID": "3", "OWNER": "Robert", "BALANCE": "25", "NOTE": None},
+        "ID=9": {"ID": "9", "OWNER": "Max", "BALANCE": "123456789012345678901234.50", "NOTE": None},
     }
     two = history(spark, "ggtest.accounts", ("ID", "2"))
     assert [v[:4] for v in two] == [

@@ -392,7 +392,7 @@ def test_json_shape_tells_deep_json_from_what_is_not_json_in_linear_time(spark, 
 def test_cdc_is_json_object_accepts_one_strict_json_object_only(spark, dbt) -> None:
     """The lakehouse function behind int_landed__batch_profiles' not_json_object (its Java source:
     adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/IsJsonObject.java)."""
-    spark.sql(compile_inline(dbt, "{{ create_cdc_functions() }}"))
+    spark.sql(compile_inline(dbt, "{{ create_cdc_function('cdc_is_json_object') }}"))
     texts = {
         "object": ('{"a": [1, {"b": null}], "c": "x\\u00e9", "d": -1.5e3}', True),
         "whitespace_around": (' \n {"a": 1} \r\n\t', True),
@@ -422,6 +422,50 @@ def test_cdc_is_json_object_accepts_one_strict_json_object_only(spark, dbt) -> N
     found = {r.name: r.ok for r in checked}
     assert found == {name: ok for name, (_, ok) in texts.items()}
     assert spark.sql("select cdc_is_json_object(cast(null as string))").first()[0] is None
+
+
+def test_cdc_json_numbers_as_text_keeps_every_number_as_sent(spark, dbt) -> None:
+    """The lakehouse function GoldenGate's staging reads messages through (Java source:
+    adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/JsonNumbersAsText.java):
+    from_json of its output has each number's digits as sent, where from_json alone goes
+    through a double; text strict JSON rejects comes back as it was."""
+    spark.sql(compile_inline(dbt, "{{ create_cdc_function('cdc_json_numbers_as_text') }}"))
+    message = (
+        '{"a": 17520.00, "b": 123456789012345678901234.50, "c": -0.0, "d": 1.5E+10, "e": 7, '
+        '"f": "17520.00", "g": null, "h": true, "i": {"j": [1.10, "x\\u00e9\\"y"]}, "a": 2}'
+    )
+    texts = [
+        ("object", message),
+        ("lenient", "{'a': 1.50}"),
+        ("truncated", '{"a": 1.50'),
+        ("two_values", '{"a": 1.50} {"b": 2}'),
+        ("empty", ""),
+        ("deep", "[" * 1500 + "]" * 1500),
+    ]
+    spark.createDataFrame(texts, "name string, text string").createOrReplaceTempView("number_texts")
+    found = {
+        r.name: r
+        for r in spark.sql(
+            "select name, text, cdc_json_numbers_as_text(text) as out, "
+            "from_json(cdc_json_numbers_as_text(text), 'map<string,string>') as image from number_texts"
+        ).collect()
+    }
+    image = found["object"].image
+    assert {k: image[k] for k in "abcdefgh"} == {
+        "a": "2",  # the last of a repeated name, as from_json takes it
+        "b": "123456789012345678901234.50",
+        "c": "-0.0",
+        "d": "1.5E+10",
+        "e": "7",
+        "f": "17520.00",
+        "g": None,
+        "h": "true",
+    }
+    assert json.loads(image["i"]) == {"j": ["1.10", 'x\u00e9"y']}
+    for name in ("lenient", "truncated", "empty", "deep"):
+        assert found[name].out == found[name].text, name
+    assert found["two_values"].out == '{"a":"1.50"} {"b":"2"}'
+    assert spark.sql("select cdc_json_numbers_as_text(cast(null as string))").first()[0] is None
 
 
 def test_time_conversions_of_message_values_never_overflow(spark, dbt) -> None:

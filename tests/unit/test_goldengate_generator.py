@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,11 @@ def test_builders() -> None:
     with pytest.raises(ValueError):
         gg.operation(table, "X", at)
     assert gg.value_text(12.5) == "12.5" and gg.value_text(7) == "7" and gg.value_text(None) is None
+    # A decimal goes out as a JSON number with exactly its digits, and gold shows those digits.
+    price = Decimal(1752000).scaleb(-2)
+    assert gg.value_text(price) == "17520.00"
+    sent = gg.dumps({"P": price, "Q": [Decimal("-0.50")], "S": "a\u0000b"})
+    assert sent == '{"P":17520.00,"Q":[-0.50],"S":"a\\u0000b"}'
     assert gg.key_text(gg.Table("S.K", ("B", "A")), {"B": 2, "A": "x"}) == "A=x,B=2"
 
 

@@ -1,7 +1,7 @@
 {{
     config(
         unique_key=['source_format', 'ingest_batch_id'],
-        pre_hook="{{ create_cdc_functions() }}",
+        pre_hook="{{ create_cdc_function('cdc_is_json_object') }}",
     )
 }}
 

@@ -1,4 +1,10 @@
-{{ config(merge_keep_existing=true, unique_key='message_id') }}
+{{
+    config(
+        merge_keep_existing=true,
+        unique_key='message_id',
+        pre_hook="{{ create_cdc_function('cdc_json_numbers_as_text') }}",
+    )
+}}
 
 {#-
   Every distinct Oracle GoldenGate message (JSON formatter, one operation per
@@ -7,8 +13,11 @@
   `CATALOG.SCHEMA.TABLE`), key columns (`primary_keys`, else every column of
   the row image), row images as sent (a compressed update carries only the key
   and the changed columns), `pos` as the order, `op_ts` as the commit time,
-  and the reason it cannot be used, if it cannot. Incremental: a run parses
-  only the messages staged since its last run.
+  and the reason it cannot be used, if it cannot. A value the JSON sends as a
+  number keeps the digits it was sent with (`17520.00`): the message is read
+  through the lakehouse function cdc_json_numbers_as_text, since from_json
+  alone would read a number through a double. Incremental: a run parses only
+  the messages staged since its last run.
 -#}
 
 {%- set row_ops = ['I', 'U', 'D'] %}
@@ -22,8 +31,11 @@ messages as (
 parsed as (
     select
         *,
-        from_json({{ within_size('message_value') }}, '{{ goldengate_message_schema() }}', {{ json_options() }})
-            as message
+        from_json(
+            cdc_json_numbers_as_text({{ within_size('message_value') }}),
+            '{{ goldengate_message_schema() }}',
+            {{ json_options() }}
+        ) as message
     from messages
 ),
 

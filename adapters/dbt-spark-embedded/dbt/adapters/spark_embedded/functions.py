@@ -9,7 +9,7 @@ a session whose jar is missing (new sources, a cleared cache) builds it on start
 few seconds once. :func:`dbt.adapters.spark_embedded.lakehouse.spark_parameters` puts it on
 `spark.jars`, so dbt, landing, the SQL endpoint and a cluster's executors all have it.
 
-The project registers each function per session by SQL (macro `create_cdc_functions`,
+The project registers each function per session by SQL (macro `create_cdc_function`,
 macros/platform/functions.sql), as a Hive UDF: `create or replace temporary function`.
 
 :func:`java_jar` is the build both this jar and the metastore service's
