@@ -14,12 +14,12 @@
 
 
 {% macro query_scalar(sql) -%}
-    {#- The single value `sql` returns when the model executes; none at parse time or when it is null. -#}
+    {#- The single value `sql` returns when the model executes; none at parse time, when it is null or when `sql` returns no row. -#}
     {%- if not execute -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set value = run_query(sql).columns[0].values()[0] -%}
-    {{ return(value) }}
+    {%- set rows = run_query(sql).rows -%}
+    {{ return(rows[0][0] if rows | length > 0 else none) }}
 {%- endmacro %}
 
 

@@ -424,6 +424,16 @@ def test_cdc_is_json_object_accepts_one_strict_json_object_only(spark, dbt) -> N
     assert spark.sql("select cdc_is_json_object(cast(null as string))").first()[0] is None
 
 
+def test_query_scalar_gives_the_first_value_or_none(dbt) -> None:
+    """A watermark query may find no row at all (an empty table read through a filter)."""
+    found = compile_inline(
+        dbt,
+        "{{ query_scalar('select 7') }},{{ query_scalar('select 1 where false') }},"
+        "{{ query_scalar('select cast(null as int)') }}",
+    )
+    assert found == "7,None,None"
+
+
 def test_cdc_json_numbers_as_text_keeps_every_number_as_sent(spark, dbt) -> None:
     """The lakehouse function GoldenGate's staging reads messages through (Java source:
     adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/JsonNumbersAsText.java):
