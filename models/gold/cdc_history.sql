@@ -33,7 +33,8 @@
   Incremental: a run reads the silver changes committed since its last run
   (the read position is kept in the table property cdc.read.cdc_changes),
   recomputes the whole history of every key they touch (a truncate touches
-  every key of its table) from all of that key's changes, and merges it in
+  every key of its table; a change of a key touches the key its primary-key
+  change continued into) from all of that key's changes, and merges it in
   place of the key's previous versions (merge_replace_by: versions a late
   change made obsolete are deleted), in one commit. Keys not touched are
   not read or rewritten; a run with no new change reads no change at all.
@@ -91,18 +92,44 @@ truncates as (
         where operation = 'truncate'
     ),
 
+    continuing_keys as (
+        -- The keys whose insert continues a touched key (the insert of a primary-key change,
+        -- below): when the old key's earlier changes arrive after the key change, the new key's
+        -- carried image changes too, so it is folded again. One link: a chain of key changes
+        -- whose links all arrive before the old key's late changes is carried one key further
+        -- per run that touches it.
+        select /*+ broadcast(touched_keys) */ distinct continuing.key_hash
+        from row_changes as continuing
+        inner join touched_keys
+            on {{ key_hash(
+                'continuing.table_id',
+                'map_filter(continuing.before, (image_column, v) -> '
+                ~ 'array_contains(map_keys(continuing.primary_key), image_column))'
+            ) }} = touched_keys.key_hash
+        where
+            {{ 'false' if new_rows.is_empty else 'true' }}
+            and continuing.operation = 'insert'
+            and continuing.before is not null
+    ),
+
+    folded_keys as (
+        select key_hash from touched_keys
+        union
+        select key_hash from continuing_keys
+    ),
+
     key_changes as (
-        -- Every change of a key that has a new change, and of every key of a
-        -- table with a new truncate: one pass over silver, the few new keys
+        -- Every change of a key that has a new change (or continues one that has), and of
+        -- every key of a table with a new truncate: one pass over silver, the few new keys
         -- broadcast (a shuffle would move all of silver). Nothing when no
         -- silver change is new (`false`, folded away: Spark reads nothing).
-        select /*+ broadcast(touched_keys, truncated_tables) */ row_changes.*
+        select /*+ broadcast(folded_keys, truncated_tables) */ row_changes.*
         from row_changes
-        left join touched_keys on row_changes.key_hash = touched_keys.key_hash
+        left join folded_keys on row_changes.key_hash = folded_keys.key_hash
         left join truncated_tables on row_changes.table_id = truncated_tables.table_id
         where
             {{ 'false' if new_rows.is_empty else 'true' }}
-            and (touched_keys.key_hash is not null or truncated_tables.table_id is not null)
+            and (folded_keys.key_hash is not null or truncated_tables.table_id is not null)
     ),
 {%- else -%}
     key_changes as (
