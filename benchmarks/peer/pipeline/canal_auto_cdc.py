@@ -100,9 +100,13 @@ def define(database: str, table: str, spec: dict) -> str:
         return rows.select(
             *(F.col("r")[c].alias(c) for c in columns),
             F.col("m.type").alias("_op"),
-            F.struct(F.col("m.es").alias("es"), F.col("m.ts").alias("ts"), F.col("row_index")).alias(
-                "_position"
-            ),
+            F.struct(
+                F.col("m.es").alias("es"),
+                F.col("m.ts").alias("ts"),
+                # posexplode's index is never null; AUTO CDC's SCD type 2 cannot cast a sequence
+                # struct with a non-nullable field to its own, so the index is made nullable.
+                F.when(F.col("row_index") >= 0, F.col("row_index")).alias("row_index"),
+            ).alias("_position"),
             F.timestamp_millis(F.col("m.es")).alias("_commit_ts"),
         )
 
