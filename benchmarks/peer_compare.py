@@ -32,7 +32,7 @@ Writes WORKDIR/report.md (phases, the diff per class, one example per class the 
 wrong: the key, what was expected, what it holds, and one of the key's messages) and
 WORKDIR/report.json. Not a test: run it by hand (docs/benchmarks.md).
 
-`--producer goldengate` or `--producer canal`: the same steps on that producer's generated
+`--producer goldengate`, `canal` or `ces`: the same steps on that producer's generated
 traffic (cdc_tools/generators/<producer>_traffic.py), the peer with its pipeline for it
 (benchmarks/peer/pipeline/<producer>_auto_cdc.py). Those generators know only the live rows
 the traffic must end in, not each key's history, so step 4 compares each system's live rows
@@ -433,6 +433,12 @@ def main(argv: list[str] | None = None) -> int:
         default="debezium",
         help="whose generated traffic (other than debezium: live rows diffed, benchmarks/peer_live.py)",
     )
+    parser.add_argument(
+        "--ces-large-every",
+        type=int,
+        default=CES_SPLIT_EVERY,
+        help=f"--producer ces: one change in this many has large values, split (default {CES_SPLIT_EVERY})",
+    )
     args = parser.parse_args(argv)
     if args.producer != "debezium":
         return compare_live(args, parser)
@@ -581,7 +587,14 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 # -- other producers: live rows per key (benchmarks/peer_live.py) ----------------------------------
-def generate_producer(producer: str, changes: int, out: Path) -> list[str]:
+# CES: one change in this many carries large values, split into segments. benchmarks/pipeline.py's
+# 1 in 1,000 leaves none at a few thousand changes; 1 in 200 gives a dozen or more.
+CES_SPLIT_EVERY = 200
+
+
+def generate_producer(
+    producer: str, changes: int, out: Path, ces_large_every: int = CES_SPLIT_EVERY
+) -> list[str]:
     """`producer`'s generated traffic (its generator's defaults, SEED) written to `out`; returns
     the table_ids of its tables."""
     if producer == "goldengate":
@@ -589,10 +602,15 @@ def generate_producer(producer: str, changes: int, out: Path) -> list[str]:
 
         traffic = generate_goldengate(changes, SEED)
         tables = [table.table_id for table in traffic.tables.values()]
-    else:
+    elif producer == "canal":
         from cdc_tools.generators.canal_traffic import generate as generate_canal
 
         traffic = generate_canal(changes, SEED)
+        tables = [table.table_id for table in traffic.tables]
+    else:
+        from cdc_tools.generators.ces_traffic import generate as generate_ces
+
+        traffic = generate_ces(changes, SEED, big_every=ces_large_every)
         tables = [table.table_id for table in traffic.tables]
     traffic.write(out)
     return tables
@@ -610,7 +628,7 @@ def compare_live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             parser.error("--changes is needed (but with --diff-only)")
         started = time.perf_counter()
         shutil.rmtree(generated, ignore_errors=True)
-        tables = generate_producer(producer, args.changes, generated)
+        tables = generate_producer(producer, args.changes, generated, args.ces_large_every)
         for directory in (base, more):
             shutil.rmtree(directory, ignore_errors=True)
         kept, moved = split_files(generated, base / producer, more / producer, args.increment)
@@ -721,7 +739,7 @@ def live_markdown(report: dict[str, Any]) -> str:
     ]
     lines += ["|---|---:|" + "---:|" * len(systems)]
     differing = {key: report[key].get("differing_keys", {}) for key, _ in systems}
-    for cause in [*CAUSES, peer_live.UNEXPLAINED, peer_live.NEVER_HAD]:
+    for cause in [*peer_live.ALL_CAUSES, peer_live.UNEXPLAINED, peer_live.NEVER_HAD]:
         if keys["with_cause"].get(cause) or any(d.get(cause) for d in differing.values()):
             counts = (keys["with_cause"].get(cause, 0), *(differing[key].get(cause, 0) for key, _ in systems))
             lines.append(f"| {cause} | " + " | ".join(f"{n:,}" for n in counts) + " |")

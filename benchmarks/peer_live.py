@@ -1,12 +1,13 @@
 """The per-key diff of benchmarks/peer_compare.py for producers whose generator knows only the
-live rows (`_expected_current.json`), not each key's history: Oracle GoldenGate and Alibaba
-Canal (issue 42).
+live rows (`_expected_current.json`), not each key's history: Oracle GoldenGate, Alibaba
+Canal and SQL Server CES (issue 42).
 
 Their generators (cdc_tools/generators/goldengate_traffic.py, canal_traffic.py) record no
 causes either, so the causes are read from the traffic itself, in the vocabulary of
 cdc_tools/generators/debezium_traffic.py's CAUSES: each message is turned into row events
-(`goldengate_events`, `canal_events`), and `causes` replays them in source order (GoldenGate:
-`pos`; Canal: each table's messages in the order of its partition, the order Canal sent them)
+(`goldengate_events`, `canal_events`, `ces_events`), and `causes` replays them in source order
+(GoldenGate: `pos`; Canal: each table's messages in the order of its partition, the order Canal
+sent them; CES: commit LSN and sequence number)
 and notes, per key, what could make a consumer get it wrong, with the first message that
 showed each cause. Then `diff_live` compares each system's live rows with the expected ones,
 key by key, and puts each differing key in the first of its causes that can make that kind of
@@ -22,6 +23,7 @@ functions, no Spark: tests/unit/test_peer_live.py.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +35,11 @@ from cdc_tools.generators import canal_messages as cm
 from cdc_tools.generators import goldengate_messages as gg
 from cdc_tools.generators.debezium_traffic import CAUSES
 
-PRODUCERS = ("goldengate", "canal")
+PRODUCERS = ("goldengate", "canal", "ces")
+# Beyond the Debezium generator's CAUSES: a CES event larger than the message size, sent as
+# several messages that each hold a piece of its `data` string.
+SPLIT = "split events"
+ALL_CAUSES = (*CAUSES[:3], SPLIT, *CAUSES[3:])  # after "partial images": lost, not misplaced
 UNEXPLAINED = "unexplained"
 NEVER_HAD = "keys the source never had"
 # Causes that can make a key live in one system and not in the other, or only its values differ.
@@ -45,6 +51,7 @@ PRESENCE = frozenset(
         "redelivery",
         "out-of-order delivery",
         "transactions",
+        SPLIT,
     }
 )
 VALUES = frozenset(
@@ -55,6 +62,7 @@ VALUES = frozenset(
         "redelivery",
         "out-of-order delivery",
         "transactions",
+        SPLIT,
     }
 )
 
@@ -81,6 +89,7 @@ class Event:
     columns: frozenset[str] = frozenset()
     partial: bool = False
     text: str = ""
+    notes: tuple[str, ...] = ()  # causes the event itself shows (SPLIT)
 
 
 @dataclass
@@ -89,7 +98,7 @@ class Tables:
     and, for Canal, each column's MySQL type."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
-    types: dict[str, dict[str, str]] = field(default_factory=dict)
+    types: dict[str, dict[str, str]] = field(default_factory=dict)  # Canal: MySQL; CES: SQL Server
 
 
 # -- reading the traffic ---------------------------------------------------------------------
@@ -199,15 +208,101 @@ def canal_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> list[
     return events
 
 
+def ces_value_text(sql_type: str, value: str | None) -> str | None:
+    """A CES value as sent in the contract's text form (as cdc_tools/generators/ces_traffic.py
+    writes its expected rows): datetime2's seventh fractional digit dropped and trailing zeros
+    with it, bit as true / false, 0x-hex binary as base64, the rest as sent."""
+    if value is None:
+        return None
+    base = sql_type.split("(")[0].lower()
+    if base == "datetime2" and "." in value:
+        whole, fraction = value.split(".", 1)
+        fraction = fraction[:6].rstrip("0")
+        return f"{whole}.{fraction}" if fraction else whole
+    if base == "bit":
+        return {"1": "true", "0": "false"}.get(value, value)
+    if base in ("binary", "varbinary", "image") and value[:2].lower() == "0x":
+        return base64.b64encode(bytes.fromhex(value[2:])).decode("ascii")
+    return value
+
+
+def ces_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> list[Event]:
+    """Row events of CES CloudEvents. A split event's segments (each a piece of `data`) are
+    joined in segment order, by `logicalid`, into one event noted SPLIT, placed where its
+    first segment was delivered."""
+    events = []
+    segments: dict[str, list[tuple[int, tuple[int, int], str, str]]] = {}
+    whole: list[tuple[dict, dict, tuple[int, int], str, tuple[str, ...]]] = []
+    for file, number, text in lines:
+        message = json.loads(text)
+        try:
+            data = json.loads(message["data"])
+        except ValueError:
+            index = message.get("segmentindex", message.get("splitindex", 0))
+            segments.setdefault(message["logicalid"], []).append(
+                (index, (file, number), message["data"], text)
+            )
+            continue
+        whole.append((message, data, (file, number), text, ()))
+    for pieces in segments.values():
+        copies: dict[int, tuple[tuple[int, int], str, str]] = {}
+        for index, where, piece, text in pieces:
+            copies.setdefault(index, (where, piece, text))
+        try:
+            data = json.loads("".join(copies[i][1] for i in sorted(copies)))
+        except ValueError:
+            continue  # a segment is missing: the event cannot be known
+        first = min(copies.values())
+        message = json.loads(first[2])
+        whole.append((message, data, first[0], first[2], (SPLIT,)))
+        for index, where, _, text in pieces:  # a segment delivered again: a copy of the event
+            if where != copies[index][0]:
+                whole.append((message, data, where, text, (SPLIT,)))
+    for message, data, where, text, notes in whole:
+        source = data["eventsource"]
+        table_id = f"{source['db']}.{source['schema']}.{source['tbl']}".lower()
+        keys = [k["columnname"] for k in source.get("pkkey") or []]
+        tables.keys.setdefault(table_id, keys)
+        types = tables.types.setdefault(table_id, {})
+        types.update({c["name"]: c["type"] for c in source.get("cols") or []})
+        operation = message.get("operation")
+        if operation not in ("INS", "UPD", "DEL"):
+            continue
+        current = json.loads(data["eventrow"].get("current") or "{}")
+        key = ",".join(
+            f"{k['columnname']}={ces_value_text(types.get(k['columnname'], ''), k['value'])}"
+            for k in source["pkkey"]
+        )
+        transaction = source["transaction"]
+        events.append(
+            Event(
+                table_id,
+                {"INS": "insert", "UPD": "update", "DEL": "delete"}[operation],
+                key if operation != "INS" else None,
+                key if operation != "DEL" else None,
+                order=(transaction["commitlsn"], transaction["sequencenumber"]),
+                copy=message["logicalid"],
+                commit=transaction["commitlsn"],
+                where=where,
+                columns=frozenset(current),
+                partial=operation == "UPD" and bool(set(types) - set(current)),
+                text=text,
+                notes=notes,
+            )
+        )
+    return events
+
+
 EVENTS: dict[str, Callable[[Iterable[tuple[int, int, str]], Tables], list[Event]]] = {
     "goldengate": goldengate_events,
     "canal": canal_events,
+    "ces": ces_events,
 }
 
 
 # -- causes -----------------------------------------------------------------------------------
 def causes(events: list[Event]) -> dict[str, dict[str, dict[str, str]]]:
-    """table_id -> key -> {cause: the first message that showed it}, causes in CAUSES order.
+    """table_id -> key -> {cause: the first message that showed it}, in ALL_CAUSES order.
 
     Replays the first copy of each event in source order (`order`): an insert of a key that had
     been deleted or truncated is a re-insert; an update whose old and new keys differ is a key
@@ -249,6 +344,9 @@ def causes(events: list[Event]) -> dict[str, dict[str, dict[str, str]]]:
         if per_commit[event.commit] > 1:
             for key in keys:
                 note(table, key, "transactions", text)
+        for noted in event.notes:
+            for key in keys:
+                note(table, key, noted, text)
         table_live, table_gone = live.setdefault(table, set()), gone.setdefault(table, set())
         if event.kind == "truncate":
             for key in sorted(table_live):
@@ -281,7 +379,7 @@ def causes(events: list[Event]) -> dict[str, dict[str, dict[str, str]]]:
         if len(files) > 1 or in_order != sorted(in_order):
             note(table, key, "out-of-order delivery", first_text(events, table, key))
     return {
-        table: {key: {c: noted[c] for c in CAUSES if c in noted} for key, noted in keys.items()}
+        table: {key: {c: noted[c] for c in ALL_CAUSES if c in noted} for key, noted in keys.items()}
         for table, keys in found.items()
     }
 
@@ -305,7 +403,7 @@ def diff_live(
     key_causes: Mapping[str, Mapping[str, Mapping[str, str]]],
 ) -> tuple[Counter, dict[str, tuple[str, str]]]:
     """Keys whose live row differs (both in text forms), per class: the first of the key's
-    causes (in CAUSES order) that can make that kind of difference (PRESENCE, VALUES), else
+    causes (in ALL_CAUSES order) that can make that kind of difference (PRESENCE, VALUES), else
     "unexplained"; a key the traffic never had is NEVER_HAD. Also the first key of each class."""
     per_class: Counter = Counter()
     first: dict[str, tuple[str, str]] = {}
@@ -332,11 +430,14 @@ def diff_live(
 # -- each system's live rows -------------------------------------------------------------------
 def peer_value_text(producer: str, types: Mapping[str, str], column: str, value: str | None) -> str | None:
     """A value as the peer holds it (the text Spark's `from_json` gives a string field: a JSON
-    string's characters, a JSON number's digits as sent) in the contract's text form: GoldenGate's
-    are already (numbers as sent; gg.value_text of the parsed number gives the same digits);
-    Canal's bytes are base64 of their one-character-per-byte text (cm.value_text)."""
+        string's characters, a JSON number's digits as sent) in the contract's text form: GoldenGate's
+        are already (numbers as sent; gg.value_text of the parsed number gives the same digits);
+        Canal's bytes are base64 of their one-character-per-byte text (cm.value_text); CES's by
+    their SQL Server type (`ces_value_text`)."""
     if producer == "canal":
         return cm.value_text(types.get(column, ""), value)
+    if producer == "ces":
+        return ces_value_text(types.get(column, ""), value)
     return value
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks import peer_live as pl
 from cdc_tools.generators import canal_messages as cm
-from cdc_tools.generators import canal_traffic, goldengate_traffic
+from cdc_tools.generators import canal_traffic, ces_traffic, goldengate_traffic
 from cdc_tools.generators import goldengate_messages as gg
 
 
@@ -208,3 +208,48 @@ def test_generated_canal_traffic_keys_all_have_events(tmp_path: Path) -> None:
 @pytest.mark.parametrize("table_id", ["orclpdb1.sales.customers", "gendb.orders"])
 def test_target_name(table_id: str) -> None:
     assert pl.target_name(table_id) == table_id.replace(".", "_")
+
+
+def test_ces_values_in_text_forms() -> None:
+    assert pl.ces_value_text("datetime2(7)", "2025-03-14 09:00:01.1234567") == "2025-03-14 09:00:01.123456"
+    assert pl.ces_value_text("datetime2(7)", "2025-03-14 09:00:01.1000003") == "2025-03-14 09:00:01.1"
+    assert pl.ces_value_text("datetime2(7)", "2025-03-14 09:00:01.0000009") == "2025-03-14 09:00:01"
+    assert pl.ces_value_text("bit", "1") == "true" and pl.ces_value_text("bit", "0") == "false"
+    assert pl.ces_value_text("varbinary(max)", "0x00FF") == base64.b64encode(b"\x00\xff").decode()
+    assert pl.ces_value_text("int", "7") == "7" and pl.ces_value_text("int", None) is None
+
+
+def naive_ces(events: list[pl.Event], messages: list[str]) -> dict[str, dict[str, dict]]:
+    """What AUTO CDC does with CES events (benchmarks/peer/pipeline/ces_auto_cdc.py): in commit
+    order, each once, the image as sent; a split event's pieces parse to nothing and are lost."""
+    live: dict[str, dict[str, dict]] = {}
+    done = set()
+    for event in sorted(events, key=lambda e: e.order):
+        if event.copy in done or pl.SPLIT in event.notes:
+            continue
+        done.add(event.copy)
+        data = json.loads(json.loads(event.text)["data"])
+        types = {c["name"]: c["type"] for c in data["eventsource"]["cols"]}
+        rows = live.setdefault(event.table_id, {})
+        if event.kind == "delete":
+            rows.pop(event.old_key, None)
+        else:
+            current = json.loads(data["eventrow"]["current"])
+            rows[event.new_key] = {c: pl.ces_value_text(types[c], v) for c, v in current.items()}
+    return live
+
+
+def test_every_difference_of_a_naive_consumer_of_generated_ces_traffic_has_a_cause(tmp_path: Path) -> None:
+    traffic = ces_traffic.generate(changes=400, seed=5, big_every=40)
+    files = traffic.write(tmp_path)
+    tables = pl.Tables()
+    events = pl.ces_events(pl.message_lines(files), tables)
+    split = [e for e in events if pl.SPLIT in e.notes]
+    assert traffic.split_events and len({e.copy for e in split}) == traffic.split_events
+    key_causes = pl.causes(events)
+    counts = pl.cause_counts(key_causes)
+    assert counts[pl.SPLIT] and counts["redelivery"] and counts["out-of-order delivery"]
+    per_class, _ = pl.diff_live(traffic.expected_current, naive_ces(events, []), key_causes)
+    assert per_class[pl.SPLIT]
+    assert pl.UNEXPLAINED not in per_class and pl.NEVER_HAD not in per_class
+    assert pl.diff_live(traffic.expected_current, traffic.expected_current, key_causes)[0] == {}
