@@ -708,7 +708,9 @@ def diff_live_report(producer: str, generated: Path, work: Path) -> dict[str, An
                 "key": key,
                 "expected": expected.get(table_id, {}).get(key),
                 "got": got.get(table_id, {}).get(key),
-                "message": (noted.get(cause) or peer_live.first_text(events, table_id, key))[:2000],
+                "message": peer_live.abbreviated(
+                    noted.get(cause) or peer_live.first_text(events, table_id, key)
+                ),
             }
         out[name] = {"differing_keys": dict(per_class), "examples": examples}
     return out
@@ -737,7 +739,8 @@ def live_markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | " + " | ".join(str(seconds[key].get(name, "")) for key, _ in systems) + " |"
         )
-    lines += ratio_lines(seconds)
+    ratios = ratio_lines(seconds)
+    lines += ratios if len(ratios) > 3 else []  # none without the project (--skip-project)
     lines += [
         "",
         "| class | keys with the cause | "

@@ -481,3 +481,23 @@ def cause_counts(key_causes: Mapping[str, Mapping[str, Mapping[str, str]]]) -> C
 def target_name(table_id: str) -> str:
     """The peer's target table of a table (benchmarks/peer/pipeline/<producer>_auto_cdc.py)."""
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in table_id.lower())
+
+
+def abbreviated(text: str, keep: int = 200) -> str:
+    """A message for a report: each string value longer than `keep` characters cut to `keep`
+    and the count of the rest (a CES segment's `data` is a piece of some 256 KB)."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return text
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > keep:
+            return f"{value[:keep]}… ({len(value) - keep:,} more characters)"
+        if isinstance(value, dict):
+            return {k: cut(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [cut(v) for v in value]
+        return value
+
+    return json.dumps(cut(message), ensure_ascii=False)

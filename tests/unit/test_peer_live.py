@@ -253,3 +253,14 @@ def test_every_difference_of_a_naive_consumer_of_generated_ces_traffic_has_a_cau
     assert per_class[pl.SPLIT]
     assert pl.UNEXPLAINED not in per_class and pl.NEVER_HAD not in per_class
     assert pl.diff_live(traffic.expected_current, traffic.expected_current, key_causes)[0] == {}
+
+
+def test_abbreviated_messages_keep_every_field() -> None:
+    text = json.dumps({"data": "x" * 300, "segmentindex": 2, "nested": {"v": ["y" * 250]}})
+    short = json.loads(pl.abbreviated(text, keep=10))
+    assert short == {
+        "data": "xxxxxxxxxx… (290 more characters)",
+        "segmentindex": 2,
+        "nested": {"v": ["yyyyyyyyyy… (240 more characters)"]},
+    }
+    assert pl.abbreviated("not json") == "not json"
