@@ -3,12 +3,16 @@ Pipelines, `pyspark.pipelines`) applying raw Debezium messages as SCD type 2 his
 
     bash benchmarks/peer/setup.sh                                  # once: its own venv and jars
     benchmarks/peer/.venv/bin/python benchmarks/peer_auto_cdc.py \
-        --input DIR [--more DIR] [--workdir DIR] [--format inmemory|delta|iceberg|parquet]
+        --input DIR [--more DIR] [--workdir DIR] [--format inmemory|delta|iceberg|parquet] \
+        [--producer debezium|goldengate|canal|ces]
 
 DIR is what `python -m python_ingest generate --format debezium` writes (kcat/ and jsonl/).
 The pipeline itself is benchmarks/peer/pipeline/debezium_auto_cdc.py (read its docstring):
 per table topic, a streaming view that parses the messages with `from_json` and an
-`create_auto_cdc_flow(..., stored_as_scd_type=2)` into a streaming table.
+`create_auto_cdc_flow(..., stored_as_scd_type=2)` into a streaming table. With `--producer
+goldengate`, `canal` or `ces`, DIR is what `generate --format <producer>` writes, and the
+pipeline is benchmarks/peer/pipeline/<producer>_auto_cdc.py (goldengate_auto_cdc.py,
+canal_auto_cdc.py, ces_auto_cdc.py): the same shape, per source table.
 
 It runs the way `spark-pipelines run --spec WORKDIR/spark-pipeline.yml` runs it, with one
 difference: the CLI starts its local Spark Connect server on the fixed port 15002, which the
@@ -52,6 +56,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "peer"
 DEFINITIONS = PEER / "pipeline" / "debezium_auto_cdc.py"
+# --producer: the pipeline definitions of each producer's traffic (what `generate --format NAME`
+# writes), each file's docstring saying what it applies and what it leaves out.
+PRODUCERS = {
+    name: PEER / "pipeline" / f"{name}_auto_cdc.py" for name in ("debezium", "goldengate", "canal", "ces")
+}
 JAR_CACHE = Path(os.environ.get("PEER_JARS_CACHE", Path.home() / ".cache" / "cdc-lakehouse" / "peer-jars"))
 
 FORMATS = {
@@ -140,14 +149,14 @@ def start_server(workdir: Path, port: int, fmt: str, memory: str):
     return builder.getOrCreate()
 
 
-def write_spec(workdir: Path, fmt: str) -> Path:
+def write_spec(workdir: Path, fmt: str, definitions: Path = DEFINITIONS) -> Path:
     """WORKDIR/spark-pipeline.yml, with the definitions file linked under transformations/."""
     _, _, _, catalog = FORMATS[fmt]
     transformations = workdir / "transformations"
     transformations.mkdir(parents=True, exist_ok=True)
-    link = transformations / DEFINITIONS.name
+    link = transformations / definitions.name
     if not link.exists():
-        link.symlink_to(DEFINITIONS)
+        link.symlink_to(definitions)
     spec = workdir / "spark-pipeline.yml"
     spec.write_text(
         "name: peer_auto_cdc\n"
@@ -260,7 +269,7 @@ def more_name(relative: Path) -> Path:
     project's benchmark cuts every file in two, base/<path> and more/<path>; the file source
     would take a file replaced in place for one already read)."""
     name = relative.name
-    for suffix in (".kcat.jsonl", ".json"):
+    for suffix in (".kcat.jsonl", ".jsonl", ".json"):
         if name.endswith(suffix):
             return relative.with_name(name[: -len(suffix)] + ".more" + suffix)
     return relative.with_name(name + ".more")
@@ -270,7 +279,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--input", type=Path, required=True, help="Debezium traffic (kcat/, jsonl/)")
+    parser.add_argument("--input", type=Path, required=True, help="the traffic (Debezium: kcat/, jsonl/)")
+    parser.add_argument(
+        "--producer", choices=sorted(PRODUCERS), default="debezium", help="whose traffic --input holds"
+    )
     parser.add_argument("--more", type=Path, help="more files of the same traffic, for an incremental run")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/peer_auto_cdc"))
     parser.add_argument("--format", choices=sorted(FORMATS), default="inmemory")
@@ -287,7 +299,7 @@ def main() -> None:
     os.environ["PEER_INPUT"] = str(inbox)
     _, _, target_format, catalog = FORMATS[args.format]
     os.environ["PEER_TARGET_FORMAT"] = target_format or ""
-    spec = write_spec(workdir, args.format)
+    spec = write_spec(workdir, args.format, PRODUCERS[args.producer])
 
     phases: list[dict] = []
     start = time.perf_counter()
@@ -332,7 +344,7 @@ def main() -> None:
         run("pipeline run (+more)", added)
     spark.stop()
 
-    print(f"\nformat {args.format}, input {args.input} ({messages:,} messages)")
+    print(f"\nproducer {args.producer}, format {args.format}, input {args.input} ({messages:,} messages)")
     print("| phase | seconds | messages | error |\n|---|---:|---:|---|")
     for p in phases:
         print(f"| {p['phase']} | {p['seconds']} | {p.get('messages', '')} | {p.get('error') or ''} |")
@@ -342,7 +354,14 @@ def main() -> None:
             print(f"| {table} | {c['history_rows']} | {c['open_rows']} |")
     (workdir / "results.json").write_text(
         json.dumps(
-            {"format": args.format, "input": str(args.input), "phases": phases, "history": counts}, indent=1
+            {
+                "producer": args.producer,
+                "format": args.format,
+                "input": str(args.input),
+                "phases": phases,
+                "history": counts,
+            },
+            indent=1,
         ),
         encoding="utf-8",
     )

@@ -31,6 +31,13 @@ Steps, in one work directory:
 Writes WORKDIR/report.md (phases, the diff per class, one example per class the peer gets
 wrong: the key, what was expected, what it holds, and one of the key's messages) and
 WORKDIR/report.json. Not a test: run it by hand (docs/benchmarks.md).
+
+`--producer goldengate`, `canal` or `ces`: the same steps on that producer's generated
+traffic (cdc_tools/generators/<producer>_traffic.py), the peer with its pipeline for it
+(benchmarks/peer/pipeline/<producer>_auto_cdc.py). Those generators know only the live rows
+the traffic must end in, not each key's history, so step 4 compares each system's live rows
+(the project's gold.cdc_current, the peer's open versions) with them, per key, and the causes
+are read from the traffic (benchmarks/peer_live.py).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import peer_live  # noqa: E402
 from benchmarks.pipeline import (  # noqa: E402
     BUILD,
     PYTHON,
@@ -68,6 +76,20 @@ from cdc_tools.generators.debezium_traffic import (  # noqa: E402
 
 PEER_PYTHON = ROOT / "benchmarks" / "peer" / ".venv" / "bin" / "python"
 UNEXPLAINED = "unexplained"
+EXPORT_CURRENT = """
+import json, sys
+from dbt.adapters.spark_embedded.api import active_session
+from python_ingest.profile import target_spark_parameters
+spark = active_session(target_spark_parameters())
+tables = json.loads(sys.argv[1])
+rows = spark.sql(
+    "select table_id, primary_key, row_data from gold.cdc_current "
+    "where table_id in (" + ",".join("'" + t + "'" for t in tables) + ")"
+).collect()
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for r in rows:
+        out.write(json.dumps([r.table_id, dict(r.primary_key), dict(r.row_data or {})]) + "\\n")
+"""
 EXPORT = """
 import json, sys
 from dbt.adapters.spark_embedded.api import active_session
@@ -266,9 +288,9 @@ def example_message(files: list[Path], topic: str, cause: str, sent_key: dict) -
 
 
 # -- the runs ---------------------------------------------------------------------------------
-def run_project(home: Path, base: Path, more: Path, tables: list[str]) -> list[dict]:
+def run_project(home: Path, base: Path, more: Path, tables: list[str], export: str = EXPORT) -> list[dict]:
     """The project's phases, each a process of its own; gold.cdc_history of `tables` is written
-    to HOME/history.jsonl."""
+    to HOME/history.jsonl (with `export=EXPORT_CURRENT`, gold.cdc_current)."""
     log, env = fresh_home(home)
     phases = []
     for name, commands in (
@@ -280,14 +302,17 @@ def run_project(home: Path, base: Path, more: Path, tables: list[str]) -> list[d
         seconds = sum(run_process(command, env, log)[0] for command in commands)
         phases.append({"phase": name, "seconds": round(seconds, 2)})
         print(f"   project {name}: {seconds:.1f}s", flush=True)
-    phases.append(export_history(home, env, log, tables))
+    phases.append(export_history(home, env, log, tables, export))
     return phases
 
 
-def export_history(home: Path, env: dict[str, str], log: Path, tables: list[str]) -> dict:
-    """gold.cdc_history of `tables` to HOME/history.jsonl, then the lakehouse's services stop."""
+def export_history(
+    home: Path, env: dict[str, str], log: Path, tables: list[str], export: str = EXPORT
+) -> dict:
+    """gold.cdc_history of `tables` (`export` EXPORT; gold.cdc_current with EXPORT_CURRENT) to
+    HOME/history.jsonl, then the lakehouse's services stop."""
     started = time.perf_counter()
-    run_process([str(PYTHON), "-c", EXPORT, json.dumps(tables), str(home / "history.jsonl")], env, log)
+    run_process([str(PYTHON), "-c", export, json.dumps(tables), str(home / "history.jsonl")], env, log)
     seconds = round(time.perf_counter() - started, 2)
     run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     return {"phase": "export history (not the project's work)", "seconds": seconds}
@@ -306,7 +331,7 @@ def appear(files: list[Path], source: Path, inbox: Path) -> None:
 
 
 def run_project_warm(
-    home: Path, base: Path, more: Path, counts: dict[str, int], tables: list[str]
+    home: Path, base: Path, more: Path, counts: dict[str, int], tables: list[str], export: str = EXPORT
 ) -> list[dict]:
     """The project's warm pipeline (step 2b of the module's docstring): its phases, timed by its
     cycle lines; gold.cdc_history of `tables` is written to HOME/history.jsonl."""
@@ -351,15 +376,15 @@ def run_project_warm(
         pipeline.stop()
     for phase in phases:
         print(f"   project {phase['phase']}: {phase['seconds']:.1f}s", flush=True)
-    phases.append(export_history(home, env, log, tables))
+    phases.append(export_history(home, env, log, tables, export))
     return phases
 
 
-def run_peer(workdir: Path, base: Path, more: Path) -> list[dict]:
+def run_peer(workdir: Path, base: Path, more: Path, producer: str = "debezium") -> list[dict]:
     if not PEER_PYTHON.exists():
         raise SystemExit(f"{PEER_PYTHON} is missing: run `bash benchmarks/peer/setup.sh` first")
     args = [str(PEER_PYTHON), "benchmarks/peer_auto_cdc.py", "--input", str(base), "--more", str(more)]
-    args += ["--workdir", str(workdir)]
+    args += ["--workdir", str(workdir), "--producer", producer]
     with (workdir.parent / "peer.log").open("w", encoding="utf-8") as log:
         subprocess.run(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
     results = json.loads((workdir / "results.json").read_text(encoding="utf-8"))
@@ -402,7 +427,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--diff-only", action="store_true", help="diff the histories of a finished run in WORKDIR again"
     )
+    parser.add_argument(
+        "--producer",
+        choices=("debezium", *peer_live.PRODUCERS),
+        default="debezium",
+        help="whose generated traffic (other than debezium: live rows diffed, benchmarks/peer_live.py)",
+    )
+    parser.add_argument(
+        "--skip-project",
+        action="store_true",
+        help="--producer other than debezium: only the peer (and --warm), diffed against the expected rows",
+    )
+    parser.add_argument(
+        "--ces-large-every",
+        type=int,
+        default=CES_SPLIT_EVERY,
+        help=f"--producer ces: one change in this many has large values, split (default {CES_SPLIT_EVERY})",
+    )
     args = parser.parse_args(argv)
+    if args.producer != "debezium":
+        return compare_live(args, parser)
     work = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     generated, base, more = work / "generated" / "debezium", work / "base", work / "more"
@@ -544,6 +588,181 @@ def markdown(report: dict[str, Any]) -> str:
             f"- peer: `{json.dumps(example['peer'], default=str)[:600]}`",
             f"- a message: `{example['message'][:600]}`",
         ]
+    return "\n".join(lines) + "\n"
+
+
+# -- other producers: live rows per key (benchmarks/peer_live.py) ----------------------------------
+# CES: one change in this many carries large values, split into segments. benchmarks/pipeline.py's
+# 1 in 1,000 leaves none at a few thousand changes; 1 in 200 gives a dozen or more.
+CES_SPLIT_EVERY = 200
+
+
+def generate_producer(
+    producer: str, changes: int, out: Path, ces_large_every: int = CES_SPLIT_EVERY
+) -> list[str]:
+    """`producer`'s generated traffic (its generator's defaults, SEED) written to `out`; returns
+    the table_ids of its tables."""
+    if producer == "goldengate":
+        from cdc_tools.generators.goldengate_traffic import generate as generate_goldengate
+
+        traffic = generate_goldengate(changes, SEED)
+        tables = [table.table_id for table in traffic.tables.values()]
+    elif producer == "canal":
+        from cdc_tools.generators.canal_traffic import generate as generate_canal
+
+        traffic = generate_canal(changes, SEED)
+        tables = [table.table_id for table in traffic.tables]
+    else:
+        from cdc_tools.generators.ces_traffic import generate as generate_ces
+
+        traffic = generate_ces(changes, SEED, big_every=ces_large_every)
+        tables = [table.table_id for table in traffic.tables]
+    traffic.write(out)
+    return tables
+
+
+def compare_live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The module's steps for `args.producer` (not Debezium): live rows diffed per key."""
+    producer = args.producer
+    work = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    generated, base, more = work / "generated" / producer, work / "base", work / "more"
+    runs = work / "runs.json"
+    if not args.diff_only:
+        if not args.changes:
+            parser.error("--changes is needed (but with --diff-only)")
+        started = time.perf_counter()
+        shutil.rmtree(generated, ignore_errors=True)
+        tables = generate_producer(producer, args.changes, generated, args.ces_large_every)
+        for directory in (base, more):
+            shutil.rmtree(directory, ignore_errors=True)
+        kept, moved = split_files(generated, base / producer, more / producer, args.increment)
+        print(
+            f"generated {kept + moved:,} {producer} messages ({kept:,} + {moved:,}) "
+            f"in {time.perf_counter() - started:.1f}s"
+        )
+        done: dict[str, Any] = {
+            "producer": producer,
+            "changes": args.changes,
+            "messages": {"full": kept, "more": moved},
+            "tables": tables,
+        }
+        if not args.skip_project:
+            done["project"] = {"phases": run_project(work / "project", base, more, tables, EXPORT_CURRENT)}
+        if args.warm:
+            warm = run_project_warm(
+                work / "project-warm", base, more, done["messages"], tables, EXPORT_CURRENT
+            )
+            done["project warm"] = {"phases": warm}
+        if not args.skip_peer:
+            done["peer"] = {"phases": run_peer(work / "peer", base / producer, more / producer, producer)}
+        runs.write_text(json.dumps(done, indent=1), encoding="utf-8")
+    report = json.loads(runs.read_text(encoding="utf-8"))
+    for name, found in diff_live_report(producer, generated, work).items():
+        report.setdefault(name, {}).update(found)  # beside each system's phases
+    (work / "report.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    (work / "report.md").write_text(live_markdown(report), encoding="utf-8")
+    print(live_markdown(report))
+    return 0
+
+
+def diff_live_report(producer: str, generated: Path, work: Path) -> dict[str, Any]:
+    """The per-key live-row diff of each system that ran, by class, with one example per class:
+    the key, its expected row, the system's row, and the message that showed the cause."""
+    import pyarrow.parquet as pq
+
+    tables = peer_live.Tables()
+    files = sorted(p for p in generated.rglob("*") if p.is_file() and not p.name.startswith("_"))
+    events = peer_live.EVENTS[producer](peer_live.message_lines(files), tables)
+    key_causes = peer_live.causes(events)
+    with (generated / "_expected_current.json").open(encoding="utf-8") as handle:
+        expected = json.load(handle)
+    systems: dict[str, dict] = {}
+    for name, directory in (("project", "project"), ("project warm", "project-warm")):
+        path = work / directory / "history.jsonl"
+        if path.exists():
+            with path.open(encoding="utf-8") as handle:
+                systems[name] = peer_live.project_live(handle, tables)
+    history = work / "peer" / "history"
+    if history.is_dir():
+        rows = {}
+        for table_id in expected:
+            path = history / f"{peer_live.target_name(table_id)}.parquet"
+            if path.exists():
+                rows[table_id] = pq.read_table(path).to_pylist()
+        systems["peer"] = peer_live.peer_live(producer, rows, tables)
+    out: dict[str, Any] = {
+        "keys": {
+            "expected_live": sum(len(keys) for keys in expected.values()),
+            "in_traffic": sum(len(keys) for keys in key_causes.values()),
+            "with_cause": dict(peer_live.cause_counts(key_causes)),
+        }
+    }
+    for name, got in systems.items():
+        per_class, first = peer_live.diff_live(expected, got, key_causes)
+        examples = {}
+        for cause, (table_id, key) in first.items():
+            noted = key_causes.get(table_id, {}).get(key, {})
+            examples[cause] = {
+                "table_id": table_id,
+                "key": key,
+                "expected": expected.get(table_id, {}).get(key),
+                "got": got.get(table_id, {}).get(key),
+                "message": peer_live.abbreviated(
+                    noted.get(cause) or peer_live.first_text(events, table_id, key)
+                ),
+            }
+        out[name] = {"differing_keys": dict(per_class), "examples": examples}
+    return out
+
+
+def live_markdown(report: dict[str, Any]) -> str:
+    """report.md of a live-row comparison (`--producer` other than debezium)."""
+    keys = report["keys"]
+    lines = [
+        f"{report['producer']} traffic: {report['changes']:,} changes, {report['messages']['full']:,} "
+        f"messages in the full run and {report['messages']['more']:,} more in the incremental run; "
+        f"{keys['in_traffic']:,} keys in the traffic, {keys['expected_live']:,} live at the end. "
+        "Compared per key: the live rows (the generator records no history).",
+        "",
+    ]
+    systems = [
+        ("project", "project (s)"),
+        ("project warm", "project, warm pipeline (s)"),
+        ("peer", "peer (s)"),
+    ]
+    systems = [(key, title) for key, title in systems if key in report and "phases" in report[key]]
+    seconds = {key: {p["phase"]: p.get("seconds") for p in report[key]["phases"]} for key, _ in systems}
+    lines += ["| phase | " + " | ".join(title for _, title in systems) + " |"]
+    lines += ["|---|" + "---:|" * len(systems)]
+    for name in dict.fromkeys(name for key, _ in systems for name in seconds[key]):
+        lines.append(
+            f"| {name} | " + " | ".join(str(seconds[key].get(name, "")) for key, _ in systems) + " |"
+        )
+    ratios = ratio_lines(seconds)
+    lines += ratios if len(ratios) > 3 else []  # none without the project (--skip-project)
+    lines += [
+        "",
+        "| class | keys with the cause | "
+        + " | ".join(f"{key}: keys differing" for key, _ in systems)
+        + " |",
+    ]
+    lines += ["|---|---:|" + "---:|" * len(systems)]
+    differing = {key: report[key].get("differing_keys", {}) for key, _ in systems}
+    for cause in [*peer_live.ALL_CAUSES, peer_live.UNEXPLAINED, peer_live.NEVER_HAD]:
+        if keys["with_cause"].get(cause) or any(d.get(cause) for d in differing.values()):
+            counts = (keys["with_cause"].get(cause, 0), *(differing[key].get(cause, 0) for key, _ in systems))
+            lines.append(f"| {cause} | " + " | ".join(f"{n:,}" for n in counts) + " |")
+    for key, _ in systems:
+        for cause, example in report[key].get("examples", {}).items():
+            lines += [
+                "",
+                f"{key.capitalize()}, {cause}: `{example['table_id']}` key `{example['key']}`",
+                f"- expected live row (null: not live): "
+                f"`{json.dumps(example['expected'], default=str)[:600]}`",
+                f"- {key}: `{json.dumps(example['got'], default=str)[:600]}`",
+                f"- a message: `{example['message'][:600]}`",
+            ]
     return "\n".join(lines) + "\n"
 
 
