@@ -76,34 +76,26 @@ from cdc_tools.generators.debezium_traffic import (  # noqa: E402
 
 PEER_PYTHON = ROOT / "benchmarks" / "peer" / ".venv" / "bin" / "python"
 UNEXPLAINED = "unexplained"
-EXPORT_CURRENT = """
-import json, sys
-from dbt.adapters.spark_embedded.api import active_session
-from python_ingest.profile import target_spark_parameters
-spark = active_session(target_spark_parameters())
-tables = json.loads(sys.argv[1])
-rows = spark.sql(
-    "select table_id, primary_key, row_data from gold.cdc_current "
-    "where table_id in (" + ",".join("'" + t + "'" for t in tables) + ")"
-).collect()
-with open(sys.argv[2], "w", encoding="utf-8") as out:
-    for r in rows:
-        out.write(json.dumps([r.table_id, dict(r.primary_key), dict(r.row_data or {})]) + "\\n")
-"""
+# Writes gold.<argv[3]> (cdc_history or cdc_current) of the tables argv[1] (a JSON list) to
+# argv[2], a JSON line a row: [table_id, primary_key, version_number, is_deleted, row_data] of
+# the history, [table_id, primary_key, row_data] of the current rows.
 EXPORT = """
 import json, sys
 from dbt.adapters.spark_embedded.api import active_session
 from python_ingest.profile import target_spark_parameters
 spark = active_session(target_spark_parameters())
-tables = json.loads(sys.argv[1])
+tables, relation = json.loads(sys.argv[1]), sys.argv[3]
+columns = {
+    "cdc_history": "table_id, primary_key, version_number, is_deleted, row_data",
+    "cdc_current": "table_id, primary_key, coalesce(row_data, cast(map() as map<string, string>))",
+}[relation]
 rows = spark.sql(
-    "select table_id, primary_key, version_number, is_deleted, row_data from gold.cdc_history "
+    "select " + columns + " from gold." + relation + " "
     "where table_id in (" + ",".join("'" + t + "'" for t in tables) + ")"
 ).collect()
 with open(sys.argv[2], "w", encoding="utf-8") as out:
     for r in rows:
-        out.write(json.dumps([r.table_id, dict(r.primary_key), r.version_number, r.is_deleted,
-                              None if r.row_data is None else dict(r.row_data)]) + "\\n")
+        out.write(json.dumps(list(r)) + "\\n")
 """
 
 
@@ -288,9 +280,11 @@ def example_message(files: list[Path], topic: str, cause: str, sent_key: dict) -
 
 
 # -- the runs ---------------------------------------------------------------------------------
-def run_project(home: Path, base: Path, more: Path, tables: list[str], export: str = EXPORT) -> list[dict]:
+def run_project(
+    home: Path, base: Path, more: Path, tables: list[str], relation: str = "cdc_history"
+) -> list[dict]:
     """The project's phases, each a process of its own; gold.cdc_history of `tables` is written
-    to HOME/history.jsonl (with `export=EXPORT_CURRENT`, gold.cdc_current)."""
+    to HOME/history.jsonl (with `relation="cdc_current"`, gold.cdc_current)."""
     log, env = fresh_home(home)
     phases = []
     for name, commands in (
@@ -302,17 +296,18 @@ def run_project(home: Path, base: Path, more: Path, tables: list[str], export: s
         seconds = sum(run_process(command, env, log)[0] for command in commands)
         phases.append({"phase": name, "seconds": round(seconds, 2)})
         print(f"   project {name}: {seconds:.1f}s", flush=True)
-    phases.append(export_history(home, env, log, tables, export))
+    phases.append(export_history(home, env, log, tables, relation))
     return phases
 
 
 def export_history(
-    home: Path, env: dict[str, str], log: Path, tables: list[str], export: str = EXPORT
+    home: Path, env: dict[str, str], log: Path, tables: list[str], relation: str = "cdc_history"
 ) -> dict:
-    """gold.cdc_history of `tables` (`export` EXPORT; gold.cdc_current with EXPORT_CURRENT) to
-    HOME/history.jsonl, then the lakehouse's services stop."""
+    """gold.`relation` (cdc_history or cdc_current) of `tables` to HOME/history.jsonl (EXPORT),
+    then the lakehouse's services stop."""
     started = time.perf_counter()
-    run_process([str(PYTHON), "-c", export, json.dumps(tables), str(home / "history.jsonl")], env, log)
+    command = [str(PYTHON), "-c", EXPORT, json.dumps(tables), str(home / "history.jsonl"), relation]
+    run_process(command, env, log)
     seconds = round(time.perf_counter() - started, 2)
     run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     return {"phase": "export history (not the project's work)", "seconds": seconds}
@@ -331,7 +326,12 @@ def appear(files: list[Path], source: Path, inbox: Path) -> None:
 
 
 def run_project_warm(
-    home: Path, base: Path, more: Path, counts: dict[str, int], tables: list[str], export: str = EXPORT
+    home: Path,
+    base: Path,
+    more: Path,
+    counts: dict[str, int],
+    tables: list[str],
+    relation: str = "cdc_history",
 ) -> list[dict]:
     """The project's warm pipeline (step 2b of the module's docstring): its phases, timed by its
     cycle lines; gold.cdc_history of `tables` is written to HOME/history.jsonl."""
@@ -376,7 +376,7 @@ def run_project_warm(
         pipeline.stop()
     for phase in phases:
         print(f"   project {phase['phase']}: {phase['seconds']:.1f}s", flush=True)
-    phases.append(export_history(home, env, log, tables, export))
+    phases.append(export_history(home, env, log, tables, relation))
     return phases
 
 
@@ -648,10 +648,10 @@ def compare_live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             "tables": tables,
         }
         if not args.skip_project:
-            done["project"] = {"phases": run_project(work / "project", base, more, tables, EXPORT_CURRENT)}
+            done["project"] = {"phases": run_project(work / "project", base, more, tables, "cdc_current")}
         if args.warm:
             warm = run_project_warm(
-                work / "project-warm", base, more, done["messages"], tables, EXPORT_CURRENT
+                work / "project-warm", base, more, done["messages"], tables, "cdc_current"
             )
             done["project warm"] = {"phases": warm}
         if not args.skip_peer:
