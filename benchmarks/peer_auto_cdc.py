@@ -4,15 +4,15 @@ Pipelines, `pyspark.pipelines`) applying raw Debezium messages as SCD type 2 his
     bash benchmarks/peer/setup.sh                                  # once: its own venv and jars
     benchmarks/peer/.venv/bin/python benchmarks/peer_auto_cdc.py \
         --input DIR [--more DIR] [--workdir DIR] [--format inmemory|delta|iceberg|parquet] \
-        [--producer debezium|goldengate|canal|ces]
+        [--producer debezium|goldengate|canal|ces|dataworks]
 
 DIR is what `python -m python_ingest generate --format debezium` writes (kcat/ and jsonl/).
 The pipeline itself is benchmarks/peer/pipeline/debezium_auto_cdc.py (read its docstring):
 per table topic, a streaming view that parses the messages with `from_json` and an
 `create_auto_cdc_flow(..., stored_as_scd_type=2)` into a streaming table. With `--producer
-goldengate`, `canal` or `ces`, DIR is what `generate --format <producer>` writes, and the
-pipeline is benchmarks/peer/pipeline/<producer>_auto_cdc.py (goldengate_auto_cdc.py,
-canal_auto_cdc.py, ces_auto_cdc.py): the same shape, per source table.
+goldengate`, `canal`, `ces` or `dataworks`, DIR is what `generate --format <producer>` writes,
+and the pipeline is benchmarks/peer/pipeline/<producer>_auto_cdc.py (goldengate_auto_cdc.py,
+canal_auto_cdc.py, ces_auto_cdc.py, dataworks_auto_cdc.py): the same shape, per source table.
 
 It runs the way `spark-pipelines run --spec WORKDIR/spark-pipeline.yml` runs it, with one
 difference: the CLI starts its local Spark Connect server on the fixed port 15002, which the
@@ -59,7 +59,8 @@ DEFINITIONS = PEER / "pipeline" / "debezium_auto_cdc.py"
 # --producer: the pipeline definitions of each producer's traffic (what `generate --format NAME`
 # writes), each file's docstring saying what it applies and what it leaves out.
 PRODUCERS = {
-    name: PEER / "pipeline" / f"{name}_auto_cdc.py" for name in ("debezium", "goldengate", "canal", "ces")
+    name: PEER / "pipeline" / f"{name}_auto_cdc.py"
+    for name in ("debezium", "goldengate", "canal", "ces", "dataworks")
 }
 JAR_CACHE = Path(os.environ.get("PEER_JARS_CACHE", Path.home() / ".cache" / "cdc-lakehouse" / "peer-jars"))
 

@@ -32,7 +32,7 @@ Writes WORKDIR/report.md (phases, the diff per class, one example per class the 
 wrong: the key, what was expected, what it holds, and one of the key's messages) and
 WORKDIR/report.json. Not a test: run it by hand (docs/benchmarks.md).
 
-`--producer goldengate`, `canal` or `ces`: the same steps on that producer's generated
+`--producer goldengate`, `canal`, `ces` or `dataworks`: the same steps on that producer's generated
 traffic (cdc_tools/generators/<producer>_traffic.py), the peer with its pipeline for it
 (benchmarks/peer/pipeline/<producer>_auto_cdc.py). Those generators know only the live rows
 the traffic must end in, not each key's history, so step 4 compares each system's live rows
@@ -612,6 +612,11 @@ def generate_producer(
 
         traffic = generate_canal(changes, SEED)
         tables = [table.table_id for table in traffic.tables]
+    elif producer == "dataworks":
+        from cdc_tools.generators.dataworks_traffic import generate as generate_dataworks
+
+        traffic = generate_dataworks(changes, SEED)
+        tables = list(traffic.expected_current)
     else:
         from cdc_tools.generators.ces_traffic import generate as generate_ces
 

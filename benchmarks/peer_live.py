@@ -1,14 +1,14 @@
 """The per-key diff of benchmarks/peer_compare.py for producers whose generator knows only the
 live rows (`_expected_current.json`), not each key's history: Oracle GoldenGate, Alibaba
-Canal and SQL Server CES (issue 42).
+Canal, SQL Server CES and Alibaba DataWorks (issue 42).
 
-Their generators (cdc_tools/generators/goldengate_traffic.py, canal_traffic.py) record no
+Their generators (cdc_tools/generators/goldengate_traffic.py, canal_traffic.py, ...) record no
 causes either, so the causes are read from the traffic itself, in the vocabulary of
 cdc_tools/generators/debezium_traffic.py's CAUSES: each message is turned into row events
-(`goldengate_events`, `canal_events`, `ces_events`), and `causes` replays them in source order
-(GoldenGate: `pos`; Canal: each table's messages in the order of its partition, the order Canal
-sent them; CES: commit LSN and sequence number)
-and notes, per key, what could make a consumer get it wrong, with the first message that
+(`goldengate_events`, `canal_events`, `ces_events`, `dataworks_events`), and `causes` replays
+them in source order (GoldenGate: `pos`; Canal: each table's messages in the order of its
+partition, the order Canal sent them; CES: commit LSN and sequence number; DataWorks:
+sequenceId) and notes, per key, what could make a consumer get it wrong, with the first message that
 showed each cause. Then `diff_live` compares each system's live rows with the expected ones,
 key by key, and puts each differing key in the first of its causes that can make that kind of
 difference (PRESENCE: a key live in one and not the other; VALUES: the same key with other
@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from cdc_tools.generators import canal_messages as cm
+from cdc_tools.generators import dataworks_messages as dw
 from cdc_tools.generators import goldengate_messages as gg
 from cdc_tools.generators.debezium_traffic import CAUSES
 
-PRODUCERS = ("goldengate", "canal", "ces")
+PRODUCERS = ("goldengate", "canal", "ces", "dataworks")
 # Beyond the Debezium generator's CAUSES: a CES event larger than the message size, sent as
 # several messages that each hold a piece of its `data` string.
 SPLIT = "split events"
@@ -293,10 +294,82 @@ def ces_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> list[Ev
     return events
 
 
+def dataworks_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> list[Event]:
+    """Row events of DataWorks records: INSERT, UPDATE_AFTER (its old image from its own
+    `before`, or from the UPDATE_BEFOR of the same table and sequenceId: the two records of an
+    update sent as a pair) and DELETE; a TRUNCATE is a truncate event. A table without a
+    primary key is keyed by the column DataWorks adds to identify its rows (dw.Table.key)."""
+    parsed = [(file, number, text, json.loads(text)) for file, number, text in lines]
+    befores: dict[tuple[str, str], dict] = {}
+    for _, _, _, message in parsed:
+        payload = message.get("payload") or {}
+        if payload.get("op") == "UPDATE_BEFOR" and payload.get("before"):
+            table = dataworks_table(message)
+            befores.setdefault((table.table_id, payload["sequenceId"]), payload["before"]["dataColumn"])
+    events = []
+    for file, number, text, message in parsed:
+        payload = message.get("payload") or {}
+        op = payload.get("op")
+        if op not in ("INSERT", "UPDATE_AFTER", "DELETE", "TRUNCATE"):
+            continue
+        table = dataworks_table(message)
+        table_id = table.table_id
+        order = (int(payload["sequenceId"]), file, number)
+        copy = json.dumps(message, sort_keys=True, ensure_ascii=False)
+        commit = f"{table.db_name}|{(payload.get('timestamp') or {}).get('eventTime')}"
+        if op == "TRUNCATE":
+            events.append(
+                Event(table_id, "truncate", None, None, order, copy, commit, (file, number), text=text)
+            )
+            continue
+        tables.keys.setdefault(table_id, list(table.key))
+        tables.types.setdefault(table_id, {}).update(table.types)
+        after = (payload.get("after") or {}).get("dataColumn")
+        before = (payload.get("before") or {}).get("dataColumn")
+        if op == "UPDATE_AFTER" and before is None:
+            before = befores.get((table_id, payload["sequenceId"]))
+        row = before if op == "DELETE" else after
+        new_key = dw.key_text(table, after) if op != "DELETE" and after is not None else None
+        old_key = dw.key_text(table, before) if op != "INSERT" and before is not None else None
+        if op == "UPDATE_AFTER" and old_key is None:
+            old_key = new_key  # the old image is lost with its UPDATE_BEFOR: the key as sent
+        events.append(
+            Event(
+                table_id,
+                {"INSERT": "insert", "UPDATE_AFTER": "update", "DELETE": "delete"}[op],
+                old_key,
+                new_key,
+                order=order,
+                copy=copy,
+                commit=commit,
+                where=(file, number),
+                columns=frozenset(row or {}),
+                text=text,
+            )
+        )
+    return events
+
+
+def dataworks_table(message: Mapping[str, Any]) -> dw.Table:
+    """The table a DataWorks record names, with its columns and key as the record states them."""
+    schema = message.get("schema") or {}
+    source = schema.get("source") or {}
+    return dw.Table(
+        str(source.get("dbType") or ""),
+        str(source.get("dbVersion") or ""),
+        source.get("dbName") or "",
+        source.get("schemaName"),
+        source.get("tableName") or "",
+        tuple((c["name"], c["type"]) for c in schema.get("dataColumn") or []),
+        tuple(schema["primaryKey"]) if schema.get("primaryKey") else None,
+    )
+
+
 EVENTS: dict[str, Callable[[Iterable[tuple[int, int, str]], Tables], list[Event]]] = {
     "goldengate": goldengate_events,
     "canal": canal_events,
     "ces": ces_events,
+    "dataworks": dataworks_events,
 }
 
 
@@ -430,14 +503,31 @@ def diff_live(
 # -- each system's live rows -------------------------------------------------------------------
 def peer_value_text(producer: str, types: Mapping[str, str], column: str, value: str | None) -> str | None:
     """A value as the peer holds it (the text Spark's `from_json` gives a string field: a JSON
-        string's characters, a JSON number's digits as sent) in the contract's text form: GoldenGate's
-        are already (numbers as sent; gg.value_text of the parsed number gives the same digits);
-        Canal's bytes are base64 of their one-character-per-byte text (cm.value_text); CES's by
-    their SQL Server type (`ces_value_text`)."""
+    string's characters; a JSON integer's digits; a JSON number with a fraction or an exponent
+    as Spark prints the double it reads, so `17520.00` is `17520.0`) in the contract's text form:
+    GoldenGate's as they are (a number the double changed stays a difference: the peer holds
+    another value); Canal's bytes are base64 of their one-character-per-byte text
+    (cm.value_text); CES's by their SQL Server type (`ces_value_text`); DataWorks' by their
+    DataWorks type (`dataworks_value_text`: its DOUBLE is a double at the source)."""
     if producer == "canal":
         return cm.value_text(types.get(column, ""), value)
     if producer == "ces":
         return ces_value_text(types.get(column, ""), value)
+    if producer == "dataworks":
+        return dataworks_value_text(types.get(column, ""), value)
+    return value
+
+
+def dataworks_value_text(column_type: str, value: str | None) -> str | None:
+    """A DataWorks value as `from_json` gives it in a string field, in the contract's text form
+    (dw.value_text of the value it stands for): a DATE's epoch milliseconds as a timestamp, a
+    DOUBLE as Python writes the double, the rest as sent."""
+    if value is None:
+        return None
+    if column_type == "DATE":
+        return dw.value_text(column_type, int(value))
+    if column_type == "DOUBLE":
+        return dw.value_text(column_type, float(value))
     return value
 
 

@@ -1,5 +1,5 @@
-"""The live-row diff of benchmarks/peer_compare.py for GoldenGate and Canal traffic
-(benchmarks/peer_live.py), without Spark: the causes read from the messages, the classes of a
+"""The live-row diff of benchmarks/peer_compare.py for GoldenGate, Canal, CES and DataWorks
+traffic (benchmarks/peer_live.py), without Spark: the causes read from the messages, the classes of a
 difference, and each system's live rows in the generators' text forms."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from benchmarks import peer_live as pl
 from cdc_tools.generators import canal_messages as cm
-from cdc_tools.generators import canal_traffic, ces_traffic, goldengate_traffic
+from cdc_tools.generators import canal_traffic, ces_traffic, dataworks_traffic, goldengate_traffic
+from cdc_tools.generators import dataworks_messages as dw
 from cdc_tools.generators import goldengate_messages as gg
 
 
@@ -251,6 +252,101 @@ def test_every_difference_of_a_naive_consumer_of_generated_ces_traffic_has_a_cau
     assert counts[pl.SPLIT] and counts["redelivery"] and counts["out-of-order delivery"]
     per_class, _ = pl.diff_live(traffic.expected_current, naive_ces(events, []), key_causes)
     assert per_class[pl.SPLIT]
+    assert pl.UNEXPLAINED not in per_class and pl.NEVER_HAD not in per_class
+    assert pl.diff_live(traffic.expected_current, traffic.expected_current, key_causes)[0] == {}
+
+
+CUSTOMERS = dw.Table("MySQL", "8.0", "shop", None, "customers", (("id", "LONG"), ("name", "STRING")), ("id",))
+VISITS = dw.Table("MySQL", "8.0", "shop", None, "visits", (("url", "STRING"), (dw.MYSQL_ROW_ID, "LONG")))
+
+
+def dw_position(number: int, event_ms: int = 1000) -> dw.Position:
+    return dw.Position(dw.sequence_id(1_700_000_000_000, number), event_ms, event_ms + 5)
+
+
+def test_dataworks_causes_from_hand_made_records() -> None:
+    one, two = {"id": 1, "name": "a"}, {"id": 2, "name": "b"}
+    records = [
+        dw.insert(CUSTOMERS, one, dw_position(1)),
+        dw.insert(CUSTOMERS, two, dw_position(2)),  # the same transaction: one eventTime
+        *dw.update_pair(CUSTOMERS, one, {"id": 1, "name": "c"}, dw_position(3, 2000)),
+        dw.update_single(CUSTOMERS, two, {"id": 3, "name": "b"}, dw_position(4, 3000)),
+        dw.ddl(CUSTOMERS, "TRUNCATE", "TRUNCATE TABLE `customers`", dw_position(5, 4000)),
+        dw.insert(CUSTOMERS, {"id": 1, "name": "d"}, dw_position(6, 5000)),
+        dw.insert(VISITS, {"url": "/", dw.MYSQL_ROW_ID: 7}, dw_position(7, 6000)),
+        dw.heartbeat(7000),
+    ]
+    texts = [dw.dumps(r) for r in records]
+    copy = texts[3]  # the UPDATE_AFTER of the pair, delivered again
+    tables = pl.Tables()
+    events = pl.dataworks_events(lines_of([*texts, copy]), tables)
+    assert [e.kind for e in events] == [
+        "insert",
+        "insert",
+        "update",
+        "update",
+        "truncate",
+        "insert",
+        "insert",
+    ] + ["update"]
+    assert events[2].old_key == events[2].new_key == "id=1"  # the pair's old image from its UPDATE_BEFOR
+    assert tables.keys == {"shop.customers": ["id"], "shop.visits": [dw.MYSQL_ROW_ID]}
+    found = pl.causes(events)
+    assert list(found["shop.customers"]["id=1"]) == [
+        "truncates",
+        "deletes and re-inserts",
+        "redelivery",
+        "transactions",
+    ]
+    assert found["shop.customers"]["id=1"]["redelivery"] == copy
+    assert list(found["shop.customers"]["id=2"]) == ["primary-key changes", "transactions"]
+    assert list(found["shop.customers"]["id=3"]) == ["truncates", "primary-key changes"]
+    assert "shop.visits" not in found  # one insert: nothing could go wrong
+
+
+def test_dataworks_values_in_text_forms() -> None:
+    assert pl.dataworks_value_text("DATE", "1590315269000") == "2020-05-24 10:14:29"
+    assert (
+        pl.dataworks_value_text("DOUBLE", "1.0E7")
+        == pl.dataworks_value_text("DOUBLE", "10000000")
+        == "10000000.0"
+    )
+    assert pl.dataworks_value_text("BOOLEAN", "true") == "true"
+    assert pl.dataworks_value_text("LONG", "42") == "42" and pl.dataworks_value_text("STRING", None) is None
+    assert pl.peer_value_text("dataworks", {"d": "DATE"}, "d", "0") == "1970-01-01 00:00:00"
+
+
+def naive_dataworks(events: list[pl.Event]) -> dict[str, dict[str, dict]]:
+    """What AUTO CDC does with DataWorks records (benchmarks/peer/pipeline/dataworks_auto_cdc.py):
+    INSERT, UPDATE_AFTER and DELETE in sequenceId order, a copy applied again, truncates not."""
+    live: dict[str, dict[str, dict]] = {}
+    for event in sorted(events, key=lambda e: e.order):
+        if event.kind == "truncate":
+            continue
+        message = json.loads(event.text)
+        table = pl.dataworks_table(message)
+        rows = live.setdefault(event.table_id, {})
+        if event.kind == "delete":
+            rows.pop(event.old_key, None)
+        else:
+            after = message["payload"]["after"]["dataColumn"]
+            rows[event.new_key] = dw.row_text(table, after)
+    return live
+
+
+def test_every_difference_of_a_naive_consumer_of_generated_dataworks_traffic_has_a_cause(
+    tmp_path: Path,
+) -> None:
+    traffic = dataworks_traffic.generate(changes=400, seed=5)
+    files = traffic.write(tmp_path)
+    tables = pl.Tables()
+    events = pl.dataworks_events(pl.message_lines(files), tables)
+    key_causes = pl.causes(events)
+    counts = pl.cause_counts(key_causes)
+    assert counts["truncates"] and counts["redelivery"] and counts["schema changes"]
+    assert set(tables.keys) == set(traffic.expected_current)
+    per_class, _ = pl.diff_live(traffic.expected_current, naive_dataworks(events), key_causes)
+    assert per_class["truncates"]
     assert pl.UNEXPLAINED not in per_class and pl.NEVER_HAD not in per_class
     assert pl.diff_live(traffic.expected_current, traffic.expected_current, key_causes)[0] == {}
 
