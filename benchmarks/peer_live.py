@@ -28,6 +28,8 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,10 @@ PRODUCERS = ("goldengate", "canal", "ces", "dataworks")
 # Beyond the Debezium generator's CAUSES: a CES event larger than the message size, sent as
 # several messages that each hold a piece of its `data` string.
 SPLIT = "split events"
-ALL_CAUSES = (*CAUSES[:3], SPLIT, *CAUSES[3:])  # after "partial images": lost, not misplaced
+# A JSON number with a fraction or an exponent, which Spark's `from_json` reads into a string
+# field through a double (`17520.00` becomes `17520.0`; beyond 15-17 digits it is rounded).
+THROUGH_A_DOUBLE = "numbers read through a double"
+ALL_CAUSES = (*CAUSES[:3], SPLIT, *CAUSES[3:], THROUGH_A_DOUBLE)  # SPLIT after "partial images"
 UNEXPLAINED = "unexplained"
 NEVER_HAD = "keys the source never had"
 # Causes that can make a key live in one system and not in the other, or only its values differ.
@@ -57,6 +62,7 @@ PRESENCE = frozenset(
 )
 VALUES = frozenset(
     {
+        THROUGH_A_DOUBLE,
         "partial images",
         "primary-key changes",
         "schema changes",
@@ -122,7 +128,8 @@ def goldengate_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> 
     """Row events of GoldenGate operation messages (schema documents are skipped)."""
     events = []
     for file, number, text in lines:
-        message = json.loads(text)
+        changed: list[str] = []  # number texts a double reads otherwise
+        message = json.loads(text, parse_float=partial(changed_float, changed=changed))
         if "op_type" not in message:
             continue
         table_id, op = message["table"].lower(), message["op_type"]
@@ -148,9 +155,42 @@ def goldengate_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> 
                 columns=frozenset(after or before),
                 partial=op == "U" and bool(keys),  # completed below, once the columns are known
                 text=text,
+                notes=(THROUGH_A_DOUBLE,) if changed and op in ("I", "U") else (),
             )
         )
     return events
+
+
+def java_double_text(value: float) -> str:
+    """A double as Java's Double.toString writes it (Jackson's, so Spark's): plain with at
+    least one fractional digit from 10^-3 up to 10^7, else `d.dddE<n>`; the shortest digits
+    that read back as the same double."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}[repr(value)]
+    if value == 0:
+        return "-0.0" if str(value).startswith("-") else "0.0"
+    sign, magnitude = ("-" if value < 0 else ""), Decimal(repr(abs(value))).normalize()
+    if Decimal("0.001") <= magnitude < Decimal(10_000_000):
+        plain = format(magnitude, "f")
+        return sign + (plain if "." in plain else plain + ".0")
+    digits = "".join(map(str, magnitude.as_tuple().digits))
+    exponent = magnitude.adjusted()
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+def read_through_double(text: str) -> str:
+    """What Spark's `from_json` gives for a JSON number `text` in a string field: an integer's
+    digits as sent; a number with a fraction or an exponent as the double nearest to it."""
+    if not any(ch in text for ch in ".eE"):
+        return text
+    return java_double_text(float(text))
+
+
+def changed_float(text: str, changed: list[str]) -> float:
+    """json.loads' parse_float: the float, and `text` kept in `changed` when a double changes it."""
+    if read_through_double(text) != text:
+        changed.append(text)
+    return float(text)
 
 
 def canal_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> list[Event]:
@@ -477,7 +517,9 @@ def diff_live(
 ) -> tuple[Counter, dict[str, tuple[str, str]]]:
     """Keys whose live row differs (both in text forms), per class: the first of the key's
     causes (in ALL_CAUSES order) that can make that kind of difference (PRESENCE, VALUES), else
-    "unexplained"; a key the traffic never had is NEVER_HAD. Also the first key of each class."""
+    "unexplained"; a key the traffic never had is NEVER_HAD; a key whose only difference is
+    numbers the peer read through a double is THROUGH_A_DOUBLE, whatever else it went through.
+    Also the first key of each class."""
     per_class: Counter = Counter()
     first: dict[str, tuple[str, str]] = {}
     for table_id in sorted(set(expected) | set(got)):
@@ -493,11 +535,27 @@ def diff_live(
             noted = key_causes.get(table_id, {}).get(key)
             if noted is None and want is None:
                 cause = NEVER_HAD
+            elif possible is VALUES and only_through_a_double(have, want):
+                cause = THROUGH_A_DOUBLE
             else:
                 cause = next((c for c in (noted or {}) if c in possible), UNEXPLAINED)
             per_class[cause] += 1
             first.setdefault(cause, (table_id, key))
     return per_class, first
+
+
+def only_through_a_double(got: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    """Whether every column where `got` differs from `want` holds the expected number as read
+    through a double (read_through_double of the expected text)."""
+    differing = [c for c in set(got) | set(want) if got.get(c) != want.get(c)]
+    for column in differing:
+        expected, value = want.get(column), got.get(column)
+        try:
+            if expected is None or value is None or read_through_double(expected) != value:
+                return False
+        except ValueError:  # not a number
+            return False
+    return bool(differing)
 
 
 # -- each system's live rows -------------------------------------------------------------------
@@ -575,10 +633,13 @@ def target_name(table_id: str) -> str:
 
 def abbreviated(text: str, keep: int = 200) -> str:
     """A message for a report: each string value longer than `keep` characters cut to `keep`
-    and the count of the rest (a CES segment's `data` is a piece of some 256 KB)."""
+    and the count of the rest (a CES segment's `data` is a piece of some 256 KB). A message
+    with none is returned as it is, its numbers spelled as sent."""
     try:
         message = json.loads(text)
     except ValueError:
+        return text
+    if len(text) <= keep:
         return text
 
     def cut(value: Any) -> Any:
@@ -590,4 +651,5 @@ def abbreviated(text: str, keep: int = 200) -> str:
             return [cut(v) for v in value]
         return value
 
-    return json.dumps(cut(message), ensure_ascii=False)
+    shortened = cut(message)
+    return text if shortened == message else json.dumps(shortened, ensure_ascii=False)

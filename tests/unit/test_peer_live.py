@@ -351,6 +351,41 @@ def test_every_difference_of_a_naive_consumer_of_generated_dataworks_traffic_has
     assert pl.diff_live(traffic.expected_current, traffic.expected_current, key_causes)[0] == {}
 
 
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (17520.0, "17520.0"),
+        (1e7, "1.0E7"),
+        (9999999.5, "9999999.5"),
+        (0.001, "0.001"),
+        (0.0001, "1.0E-4"),
+        (-2.5, "-2.5"),
+        (123456789012345678901234.5, "1.2345678901234569E23"),
+        (0.0, "0.0"),
+    ],
+)
+def test_java_double_text(value: float, text: str) -> None:
+    assert pl.java_double_text(value) == text
+
+
+def test_numbers_read_through_a_double() -> None:
+    assert pl.read_through_double("17520.00") == "17520.0"
+    assert pl.read_through_double("42") == "42"  # an integer keeps its digits
+    assert pl.read_through_double("1E2") == "100.0"
+    assert pl.read_through_double("123456789012345678901234.50") == "1.2345678901234569E23"
+    insert = gg_op("I", 1, after={"ID": 1, "PRICE": "@17520.00@"})
+    insert = insert.replace('"@17520.00@"', "17520.00")  # the decimal's digits as GoldenGate sends them
+    plain = gg_op("I", 2, after={"ID": 2, "PRICE": 12.5})
+    _, found = gg_causes([insert, plain])
+    assert pl.THROUGH_A_DOUBLE in found["s.t"]["ID=1"] and pl.THROUGH_A_DOUBLE not in found["s.t"]["ID=2"]
+    expected = {"s.t": {"ID=1": {"ID": "1", "PRICE": "17520.00"}, "ID=2": {"ID": "2", "PRICE": "12.5"}}}
+    peer = {"s.t": {"ID=1": {"ID": "1", "PRICE": "17520.0"}, "ID=2": {"ID": "2", "PRICE": "12.5"}}}
+    causes = {"s.t": {"ID=1": {"transactions": "x"}}}  # the only difference is the double's
+    assert pl.diff_live(expected, peer, causes)[0] == {pl.THROUGH_A_DOUBLE: 1}
+    peer["s.t"]["ID=1"]["PRICE"] = None  # another difference: the key's noted causes say
+    assert pl.diff_live(expected, peer, causes)[0] == {"transactions": 1}
+
+
 def test_abbreviated_messages_keep_every_field() -> None:
     text = json.dumps({"data": "x" * 300, "segmentindex": 2, "nested": {"v": ["y" * 250]}})
     short = json.loads(pl.abbreviated(text, keep=10))
@@ -360,3 +395,5 @@ def test_abbreviated_messages_keep_every_field() -> None:
         "nested": {"v": ["yyyyyyyyyy… (240 more characters)"]},
     }
     assert pl.abbreviated("not json") == "not json"
+    sent = '{"after": {"PRICE": 17520.00, "NOTE": "' + "z" * 300 + '"}}'
+    assert pl.abbreviated(sent, keep=400) == sent  # nothing to cut: the digits as sent
