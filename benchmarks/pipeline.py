@@ -5,8 +5,8 @@ a full `dbt build`, then land 1 % more and run an incremental `dbt build`, then 
     .venv/bin/python benchmarks/pipeline.py --messages 10000 [--scale 10] [--workdir DIR] [--keep]
 
 N is split evenly over the registry's producers that have a traffic generator (today CES,
-DataWorks, Debezium and Qlik, a quarter each, calibrated from a small generated sample of
-each: their messages per row change differ). Each producer's traffic
+DataWorks, Debezium, Qlik, GoldenGate and Canal, a sixth each, calibrated from a small
+generated sample of each: their messages per row change differ). Each producer's traffic
 is generated once at N/producers × 1.01 messages; then every message file is cut in two: its first
 100/101 go to `base/`, the rest to `more/` as new files. So the extra 1 % continues the same
 streams (later commit positions, updates of existing keys and new keys, late redeliveries,

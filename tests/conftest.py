@@ -55,8 +55,9 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 
 # Test files whose module fixtures share one session fixture's work: each group is one unit of
 # work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
-# that work once. The four generated-traffic files, and the one of live rows, check one landing
-# of every producer's traffic in two runs with one build after each (fixture generated_traffic).
+# that work once. The generated-traffic files (one per producer), and the one of live rows,
+# check one landing of every producer's traffic in two runs with one build after each
+# (fixture generated_traffic).
 SHARED_WORK = {
     **{f"tests/e2e/test_{producer}_generated.py": "generated traffic" for producer in generated_producers()},
     "tests/e2e/test_generated_live_rows.py": "generated traffic",
@@ -187,7 +188,7 @@ def dbt(spark) -> Callable[..., object]:
 @pytest.fixture(scope="session")
 def generated_traffic(spark, land, dbt, tmp_path_factory):
     """Every producer's generated traffic, landed in two runs with one build after each
-    (tests/helpers/generated_traffic.py); the four files of SHARED_WORK check it."""
+    (tests/helpers/generated_traffic.py); the files of SHARED_WORK check it."""
     from tests.helpers.generated_traffic import land_and_build
 
     return land_and_build(spark, land, dbt, tmp_path_factory.mktemp("generated"))
