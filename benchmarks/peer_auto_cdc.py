@@ -184,6 +184,9 @@ def cli_run(spec_path: Path, url: str, after=None) -> None:
     # What the builder sets for a remote session: pyspark.sql.functions then makes Spark Connect
     # columns (in this process the server's regular session would make it make classic ones).
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    # The definitions end with the flow of peer/pipeline/scd2.py, which they import.
+    if str(PEER / "pipeline") not in sys.path:
+        sys.path.insert(0, str(PEER / "pipeline"))
     cli.log_with_curr_timestamp(f"Loading pipeline spec from {spec_path}...")
     spec = cli.load_pipeline_spec(spec_path)
     cli.log_with_curr_timestamp("Creating Spark session...")

@@ -42,9 +42,9 @@ from pathlib import Path
 
 from pyspark import pipelines as dp
 from pyspark.sql import functions as F
+from scd2 import scd2_flow
 
 INPUT = Path(os.environ["PEER_INPUT"])
-TARGET_FORMAT = os.environ.get("PEER_TARGET_FORMAT") or None
 FILES = str(INPUT / "partition-*.jsonl")
 ENVELOPE = "struct<operation:string,time:string,data:string>"
 
@@ -111,17 +111,7 @@ def define(db: str, schema: str, tbl: str, spec: dict) -> str:
             F.to_timestamp(source.transaction.committime).alias("_commit_ts"),
         )
 
-    dp.create_streaming_table(target, format=TARGET_FORMAT)
-    dp.create_auto_cdc_flow(
-        target=target,
-        source=f"{target}_changes",
-        keys=spec["keys"],
-        sequence_by="_position",
-        apply_as_deletes="_op = 'DEL'",
-        except_column_list=["_op", "_position"],
-        stored_as_scd_type=2,
-    )
-    return target
+    return scd2_flow(target, spec["keys"], "_op = 'DEL'")
 
 
 TARGETS = [define(db, schema, tbl, spec) for (db, schema, tbl), spec in discover().items()]

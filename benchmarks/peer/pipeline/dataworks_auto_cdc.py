@@ -47,9 +47,9 @@ from pathlib import Path
 
 from pyspark import pipelines as dp
 from pyspark.sql import functions as F
+from scd2 import scd2_flow
 
 INPUT = Path(os.environ["PEER_INPUT"])
-TARGET_FORMAT = os.environ.get("PEER_TARGET_FORMAT") or None
 FILES = str(INPUT / "partition-*.jsonl")
 ROW_OPS = ("INSERT", "UPDATE_AFTER", "DELETE")
 ROW_ID = {"mysql": "#alibaba_rds_row_id#", "oracle": "rowid"}  # DataWorks' row identifiers
@@ -117,17 +117,7 @@ def define(name: str, spec: dict) -> str:
             F.timestamp_millis(F.col("payload.timestamp.eventTime")).alias("_commit_ts"),
         )
 
-    dp.create_streaming_table(target, format=TARGET_FORMAT)
-    dp.create_auto_cdc_flow(
-        target=target,
-        source=f"{target}_changes",
-        keys=spec["keys"],
-        sequence_by="_position",
-        apply_as_deletes="_op = 'DELETE'",
-        except_column_list=["_op", "_position"],
-        stored_as_scd_type=2,
-    )
-    return target
+    return scd2_flow(target, spec["keys"], "_op = 'DELETE'")
 
 
 TARGETS = [define(name, spec) for name, spec in discover().items()]

@@ -40,9 +40,9 @@ from pathlib import Path
 
 from pyspark import pipelines as dp
 from pyspark.sql import functions as F
+from scd2 import scd2_flow
 
 INPUT = Path(os.environ["PEER_INPUT"])
-TARGET_FORMAT = os.environ.get("PEER_TARGET_FORMAT") or None
 
 # What the owner of each table declares as its primary key, for topics whose messages carry no
 # key (the S3 sink files): keyed by the table's name.
@@ -184,18 +184,7 @@ def define(topic: str, spec: dict) -> str:
             F.timestamp_millis(source.ts_ms).alias("_commit_ts"),
         )
 
-    dp.create_streaming_table(target, format=TARGET_FORMAT)
-    dp.create_auto_cdc_flow(
-        target=target,
-        source=f"{target}_changes",
-        keys=spec["keys"],
-        sequence_by="_position",
-        apply_as_deletes="_op = 'd'",
-        except_column_list=["_op", "_position"],
-        stored_as_scd_type=2,
-    )
-
-    return target
+    return scd2_flow(target, spec["keys"], "_op = 'd'")
 
 
 TARGETS = [define(topic, spec) for topic, spec in discover().items()]

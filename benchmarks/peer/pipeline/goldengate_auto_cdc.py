@@ -45,9 +45,9 @@ from pathlib import Path
 
 from pyspark import pipelines as dp
 from pyspark.sql import functions as F
+from scd2 import scd2_flow
 
 INPUT = Path(os.environ["PEER_INPUT"])
-TARGET_FORMAT = os.environ.get("PEER_TARGET_FORMAT") or None
 FILES = str(INPUT / "partition-*.jsonl")
 
 
@@ -93,17 +93,7 @@ def define(table: str, spec: dict) -> str:
             F.to_timestamp("m.op_ts", "yyyy-MM-dd HH:mm:ss.SSSSSS").alias("_commit_ts"),
         )
 
-    dp.create_streaming_table(target, format=TARGET_FORMAT)
-    dp.create_auto_cdc_flow(
-        target=target,
-        source=f"{target}_changes",
-        keys=spec["keys"] or columns,
-        sequence_by="_position",
-        apply_as_deletes="_op = 'D'",
-        except_column_list=["_op", "_position"],
-        stored_as_scd_type=2,
-    )
-    return target
+    return scd2_flow(target, spec["keys"] or columns, "_op = 'D'")
 
 
 TARGETS = [define(table, spec) for table, spec in discover().items()]
