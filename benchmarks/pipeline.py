@@ -682,6 +682,33 @@ def load_report(load: dict) -> str:
     return "\n".join(lines)
 
 
+def write_results(
+    workdir: Path,
+    runs: list[Run],
+    host: dict[str, str],
+    ces_large_every: int,
+    load: dict | None,
+    quiet: bool = False,
+) -> None:
+    """WORKDIR/results.md and results.json of the runs so far (and the load run); printed unless `quiet`."""
+    text = report(runs, host, ces_large_every) + ("\n" + load_report(load) if load else "")
+    (workdir / "results.md").write_text(text, encoding="utf-8")
+    results = {
+        "machine": host,
+        "ces_large_every": ces_large_every,
+        "load": load,
+        "runs": [{**asdict(r), "phases": [{**asdict(p), "rate": p.rate} for p in r.phases]} for r in runs],
+        "ratios": [
+            {"ratio": label, "with_startup": a, "without_startup": None if math.isnan(b) else b}
+            for label, a, b in ratios(runs)
+        ],
+    }
+    (workdir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if not quiet:
+        print("\n" + text)
+        print(f"written: {workdir / 'results.md'}, {workdir / 'results.json'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, required=True, help="N: messages across the producers")
@@ -730,42 +757,28 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     host = machine()
     sizes = [args.messages] + ([args.messages * args.scale] if args.scale else [])
-    runs = (
-        []
-        if args.load_only
-        else [
-            benchmark(
-                n,
-                workdir,
-                args.keep,
-                args.ces_large_every,
-                not args.landing_only,
-                args.increment_messages / n if args.increment_messages else INCREMENT,
-                frozenset(args.skip),
+    runs: list[Run] = []
+    if not args.load_only:
+        for n in sizes:
+            runs.append(
+                benchmark(
+                    n,
+                    workdir,
+                    args.keep,
+                    args.ces_large_every,
+                    not args.landing_only,
+                    args.increment_messages / n if args.increment_messages else INCREMENT,
+                    frozenset(args.skip),
+                )
             )
-            for n in sizes
-        ]
-    )
+            # Written after each N too, so that a run stopped in its larger half keeps the first.
+            write_results(workdir, runs, host, args.ces_large_every, None, quiet=True)
     load = (
         load_benchmark(workdir, args.load_rate, args.load_minutes, args.ces_large_every)
         if args.load_rate
         else None
     )
-    text = report(runs, host, args.ces_large_every) + ("\n" + load_report(load) if load else "")
-    (workdir / "results.md").write_text(text, encoding="utf-8")
-    results = {
-        "machine": host,
-        "ces_large_every": args.ces_large_every,
-        "load": load,
-        "runs": [{**asdict(r), "phases": [{**asdict(p), "rate": p.rate} for p in r.phases]} for r in runs],
-        "ratios": [
-            {"ratio": label, "with_startup": a, "without_startup": None if math.isnan(b) else b}
-            for label, a, b in ratios(runs)
-        ],
-    }
-    (workdir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-    print("\n" + text)
-    print(f"written: {workdir / 'results.md'}, {workdir / 'results.json'}")
+    write_results(workdir, runs, host, args.ces_large_every, load)
     return 0
 
 
