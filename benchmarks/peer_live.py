@@ -164,7 +164,8 @@ def goldengate_events(lines: Iterable[tuple[int, int, str]], tables: Tables) -> 
 def java_double_text(value: float) -> str:
     """A double as Java's Double.toString writes it (Jackson's, so Spark's): plain with at
     least one fractional digit from 10^-3 up to 10^7, else `d.dddE<n>`; the shortest digits
-    that read back as the same double."""
+    that read back as the same double (Java 19 and later write those; Java 17, which runs Spark
+    here, now and then writes one digit more, which this does not reproduce)."""
     if value != value or value in (float("inf"), float("-inf")):
         return {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}[repr(value)]
     if value == 0:
