@@ -18,13 +18,19 @@
   chunk starts still grows at every step of its fold, one version a chunk:
   quadratic in the number of chunks, small against the chunks' folds up to
   millions of changes a key.
+
+  `start` is the state the fold starts from: an empty history (the default),
+  or, to extend a key's stored history with changes that all come after it,
+  its current version alone (history_start), so that the versions the fold
+  returns are that version, updated in place or not, and the ones after it.
 -#}
 
-{% macro history_fold(changes, scd_type='2', ignore_columns='cast(array() as array<string>)', collapse_transactions='false', chunk_size=128) -%}
+{% macro history_fold(changes, scd_type='2', ignore_columns='cast(array() as array<string>)', collapse_transactions='false', chunk_size=128, start=none) -%}
+    {%- set start = start if start is not none else empty_history() -%}
     {%- set step = history_step(scd_type, ignore_columns, collapse_transactions) -%}
     case
         when size({{ changes }}) <= {{ chunk_size }}
-            then aggregate({{ changes }}, {{ empty_history() }}, (acc, change) -> {{ step }})
+            then aggregate({{ changes }}, {{ start }}, (acc, change) -> {{ step }})
         else element_at(transform(
             array(transform(
                 sequence(0, (size({{ changes }}) - 1) div {{ chunk_size }}),
@@ -34,7 +40,7 @@
                 {#- The state each chunk starts from: the last version after the chunks before it. #}
                 array(aggregate(
                     slice(fold_chunks, 1, size(fold_chunks) - 1),
-                    array({{ empty_history() }}),
+                    array({{ start }}),
                     (fold_starts, fold_chunk) -> concat(fold_starts, array(aggregate(
                         fold_chunk, element_at(fold_starts, -1), (acc, change) -> slice({{ step }}, -1, 1)
                     )))
@@ -140,14 +146,14 @@
 
 
 {#- One version in the fold's state (of the type of empty_history), for the change `change` of the fold. -#}
-{% macro history_version(version_number, change_id, sequence, operation, commit_ts, is_deleted, row_data) -%}
+{% macro history_version(version_number, change_id, sequence, operation, commit_ts, is_deleted, row_data, transaction_id='change.transaction_id') -%}
     {%- set values = {
         'version_number': version_number,
         'change_id': change_id,
         'sequence': sequence,
         'operation': operation,
         'commit_ts': commit_ts,
-        'transaction_id': 'change.transaction_id',
+        'transaction_id': transaction_id,
         'is_deleted': is_deleted,
         'row_data': row_data,
     } -%}
@@ -161,11 +167,27 @@
 {%- endmacro %}
 
 
-{#- An empty history: the start value of the fold in cdc_history. -#}
-{% macro empty_history() -%}
+{#- The type of the fold's state: an array of versions. -#}
+{% macro history_type() -%}
     {%- set fields = [] -%}
     {%- for name, data_type in history_version_fields() -%}
         {%- do fields.append(name ~ ':' ~ data_type) -%}
     {%- endfor -%}
-    cast(array() as array<struct<{{ fields | join(', ') }}>>)
+    array<struct<{{ fields | join(', ') }}>>
+{%- endmacro %}
+
+
+{#- An empty history: the start value of the fold in cdc_history. -#}
+{% macro empty_history() -%}
+    cast(array() as {{ history_type() }})
+{%- endmacro %}
+
+
+{#- A history of one stored version, to start a fold from (history_fold's `start`): the
+    arguments are SQL expressions of its fields, `commit_ts` the version's valid_from (the
+    latest commit time of the versions up to it). -#}
+{% macro history_start(version_number, change_id, sequence, operation, commit_ts, transaction_id, is_deleted, row_data) -%}
+    cast(array({{ history_version(
+        version_number, change_id, sequence, operation, commit_ts, is_deleted, row_data, transaction_id
+    ) }}) as {{ history_type() }})
 {%- endmacro %}

@@ -6,11 +6,14 @@
         incremental_strategy='merge',
         unique_key=['key_hash', 'version_number'],
         merge_replace_by='key_hash',
+        merge_replace_from='version_number',
         on_schema_change='fail',
         pre_hook="set spark.sql.analyzer.maxIterations = 1000",
         post_hook=[
             "{{ record_read_positions([ref('cdc_changes')]) }}",
             "{{ drop_merge_replacement(this) }}",
+            "{{ drop_history_scratch('fold_keys') }}",
+            "{{ drop_history_scratch('marked_changes') }}",
         ],
     )
 }}
@@ -31,16 +34,28 @@
   transaction collapsed into one version.
 
   Incremental: a run reads the silver changes committed since its last run
-  (the read position is kept in the table property cdc.read.cdc_changes),
-  recomputes the whole history of every key they touch (a truncate touches
-  every key of its table; a change of a key touches the key its primary-key
-  change continued into) from all of that key's changes, and merges it in
-  place of the key's previous versions (merge_replace_by: versions a late
-  change made obsolete are deleted), in one commit. Keys not touched are
-  not read or rewritten; a run with no new change reads no change at all.
-  The table is merge-on-read (the project's default, dbt_project.yml), so a
-  merge writes only the touched keys' rows. After changing a table's
-  settings, rebuild with `--full-refresh`.
+  (the read position is kept in the table property cdc.read.cdc_changes).
+  A key they touch (a truncate touches every key of its table; a change of
+  a key touches the key its primary-key change continued into) is either
+  extended or folded again:
+  - extended, when its new changes and its table's new truncates all come
+    after its stored current version, none of them continues another key,
+    it continues no touched key, and its table's settings update no version
+    in place (no ignored columns, no collapsed transactions): the fold
+    starts from the stored current version (history_start) and folds only
+    the new changes and the table's truncates after that version, so the
+    run reads none of the key's older changes;
+  - otherwise its whole history is folded again from all of its changes
+    in silver (a late change renumbers the versions after it).
+  The keys to fold and their changes are each computed once, into a
+  scratch table (history_scratch), which the model drops after the merge.
+  The versions either way are merged in place of the key's stored versions
+  from the first one the run wrote on (merge_replace_by, merge_replace_from:
+  versions a late change made obsolete are deleted), in one commit. Keys not
+  touched are not read or rewritten; a run with no new change reads no
+  change at all. The table is merge-on-read (the project's default,
+  dbt_project.yml), so a merge writes only the rows it replaces. After
+  changing a table's settings, rebuild with `--full-refresh`.
 -#}
 
 {%- if is_incremental() %}
@@ -48,7 +63,13 @@
     {%- set new_rows = new_rows_of(ref('cdc_changes'), 'ingested_at') %}
 {%- endif %}
 
-{%- set changes_ctes -%}
+{#- The SQL of the model comes in groups of CTEs (Jinja variables), so that an incremental run can
+    compute the two inputs of its fold once each (fold_keys, marked_changes), each into a scratch
+    table, and read them from there in the query that folds and in the one that decides the
+    passes (macro history_scratch). Several references to a CTE each compute it again in
+    Spark: each would read silver, or this table, once more. -#}
+
+{%- set base_ctes -%}
 with
 
 settings as (
@@ -75,21 +96,69 @@ row_changes as (
 truncates as (
     select * from keyed_changes
     where operation = 'truncate'
-),
+)
+{%- endset %}
 
-{% if is_incremental() -%}
+{%- if is_incremental() %}
+    {%- set any_new = 'false' if new_rows.is_empty else 'true' %}
+    {#- A change's place in the fold's order (per_key's sort), comparable as one value. #}
+    {%- set position = "named_struct('sequence', coalesce(@.sequence, ''), "
+        ~ "'change_id', coalesce(@.change_id, ''))" %}
+
+    {%- set new_ctes -%}
     new_changes as (
         {{ keyed_changes('(' ~ new_rows.sql ~ ')') }}
     ),
 
-    touched_keys as (
-        select distinct key_hash from new_changes
+    new_row_changes as (
+        select * from new_changes
         where operation <> 'truncate' and primary_key is not null
     ),
 
+    touched_keys as (
+        select distinct key_hash from new_row_changes
+    ),
+
     truncated_tables as (
-        select distinct table_id from new_changes
+        select
+            table_id,
+            min(coalesce(sequence, '')) as first_sequence
+        from new_changes as new_truncates
         where operation = 'truncate'
+        group by table_id
+    )
+    {%- endset %}
+
+    {%- set fold_keys_ctes -%}
+    new_key_changes as (
+        -- Per key the new row changes touch: its table, its first new change in the fold's order,
+        -- and whether one of them continues another key (the insert of a primary-key change).
+        select
+            key_hash,
+            first(table_id) as table_id,
+            min({{ position | replace('@', 'new_row_changes') }}) as first_position,
+            bool_or(coalesce(
+                operation = 'insert' and before is not null and {{ key_hash(
+                    'table_id',
+                    'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))'
+                ) }} <> key_hash,
+                false
+            )) as continues_key
+        from new_row_changes
+        group by key_hash
+    ),
+
+    stored_current as (
+        -- The stored current version of every key the new changes touch (a new truncate: every
+        -- key of its table). The few keys and tables broadcast; nothing when nothing is new.
+        select /*+ broadcast(touched_keys, truncated_tables) */ stored.*
+        from {{ this }} as stored
+        left join touched_keys on stored.key_hash = touched_keys.key_hash
+        left join truncated_tables on stored.table_id = truncated_tables.table_id
+        where
+            {{ any_new }}
+            and stored.is_current
+            and (touched_keys.key_hash is not null or truncated_tables.table_id is not null)
     ),
 
     continuing_keys as (
@@ -107,36 +176,158 @@ truncates as (
                 ~ 'array_contains(map_keys(continuing.primary_key), image_column))'
             ) }} = touched_keys.key_hash
         where
-            {{ 'false' if new_rows.is_empty else 'true' }}
+            {{ any_new }}
             and continuing.operation = 'insert'
             and continuing.before is not null
     ),
 
+    tied_truncates as (
+        select distinct
+            table_id,
+            sequence
+        from truncates
+    ),
+
+    touched as (
+        -- Every key the new changes touch, with its stored current version (null for a key new
+        -- to its table).
+        select
+            coalesce(new_key_changes.key_hash, stored.key_hash) as key_hash,
+            coalesce(new_key_changes.table_id, stored.table_id) as table_id,
+            new_key_changes.first_position,
+            coalesce(new_key_changes.continues_key, false) as continues_key,
+            stored.primary_key as stored_primary_key,
+            stored.version_number as stored_version_number,
+            stored.change_id as stored_change_id,
+            stored.sequence as stored_sequence,
+            stored.operation as stored_operation,
+            stored.valid_from as stored_valid_from,
+            stored.transaction_id as stored_transaction_id,
+            stored.is_deleted as stored_is_deleted,
+            stored.row_data as stored_row_data,
+            stored.source_format as stored_source_format,
+            stored.ingested_at as stored_ingested_at,
+            {{ position | replace('@', 'stored') }} as stored_position
+        from new_key_changes
+        full outer join stored_current as stored on new_key_changes.key_hash = stored.key_hash
+    ),
+
+    fold_keys as (
+        -- The keys this run folds: each touched key, extended or folded again (the model's
+        -- description), and the keys that continue a touched key (folded again).
+        select
+            touched.key_hash,
+            touched.table_id,
+            not touched.continues_key
+            and continuing_keys.key_hash is null
+            and (
+                -- A key new to its table: all of its changes are new.
+                touched.stored_version_number is null
+                or (
+                    -- A stored key: every new change and truncate comes after its current
+                    -- version, which then is the one its last change opened.
+                    touched.stored_sequence is not null
+                    and size(coalesce(settings.ignore_columns, cast(array() as array<string>))) = 0
+                    and not coalesce(settings.collapse_transactions, false)
+                    and (touched.first_position is null or touched.first_position > touched.stored_position)
+                    and (
+                        truncated_tables.table_id is null
+                        or truncated_tables.first_sequence > touched.stored_sequence
+                    )
+                    -- A truncate at the same source position as the stored version: whether it
+                    -- reaches the key depends on the key's first change, which is not read.
+                    and tied_truncates.table_id is null
+                )
+            ) as is_extended,
+            touched.stored_version_number is null as is_new,
+            touched.stored_primary_key,
+            touched.stored_version_number,
+            touched.stored_change_id,
+            touched.stored_sequence,
+            touched.stored_operation,
+            touched.stored_valid_from,
+            touched.stored_transaction_id,
+            touched.stored_is_deleted,
+            touched.stored_row_data,
+            touched.stored_source_format,
+            touched.stored_ingested_at
+        from touched
+        left join settings on touched.table_id = settings.table_id
+        left join truncated_tables on touched.table_id = truncated_tables.table_id
+        left join continuing_keys on touched.key_hash = continuing_keys.key_hash
+        left join tied_truncates
+            on touched.table_id = tied_truncates.table_id and touched.stored_sequence = tied_truncates.sequence
+        union all
+        select
+            continuing_keys.key_hash,
+            cast(null as string) as table_id,
+            false as is_extended,
+            false as is_new,
+            cast(null as map<string, string>) as stored_primary_key,
+            cast(null as int) as stored_version_number,
+            cast(null as string) as stored_change_id,
+            cast(null as string) as stored_sequence,
+            cast(null as string) as stored_operation,
+            cast(null as timestamp) as stored_valid_from,
+            cast(null as string) as stored_transaction_id,
+            cast(null as boolean) as stored_is_deleted,
+            cast(null as map<string, string>) as stored_row_data,
+            cast(null as string) as stored_source_format,
+            cast(null as timestamp) as stored_ingested_at
+        from continuing_keys
+        left anti join touched on continuing_keys.key_hash = touched.key_hash
+    )
+    {%- endset %}
+
+    {%- set fold_changes_ctes -%}
+    extended_keys as (
+        select * from fold_keys
+        where is_extended
+    ),
+
     folded_keys as (
-        select key_hash from touched_keys
-        union
-        select key_hash from continuing_keys
+        -- The keys whose whole history this run folds again.
+        select key_hash from fold_keys
+        where not is_extended
     ),
 
     key_changes as (
-        -- Every change of a key that has a new change (or continues one that has), and of
-        -- every key of a table with a new truncate: one pass over silver, the few new keys
-        -- broadcast (a shuffle would move all of silver). Nothing when no
-        -- silver change is new (`false`, folded away: Spark reads nothing).
-        select /*+ broadcast(folded_keys, truncated_tables) */ row_changes.*
+        -- Every change of a key that is folded again, and of every key of a table with a new
+        -- truncate that the run does not extend: one pass over silver, the few new keys
+        -- broadcast (a shuffle would move all of silver). Nothing when no silver change is
+        -- new (`false`, folded away: Spark reads nothing).
+        select /*+ broadcast(folded_keys, truncated_tables, extended_keys) */ row_changes.*
         from row_changes
         left join folded_keys on row_changes.key_hash = folded_keys.key_hash
         left join truncated_tables on row_changes.table_id = truncated_tables.table_id
+        left anti join extended_keys on row_changes.key_hash = extended_keys.key_hash
         where
-            {{ 'false' if new_rows.is_empty else 'true' }}
+            {{ any_new }}
             and (folded_keys.key_hash is not null or truncated_tables.table_id is not null)
     ),
-{%- else -%}
-    key_changes as (
+
+    extension_changes as (
+        -- The new changes of the keys the run extends.
+        select /*+ broadcast(extended_keys) */ new_row_changes.*
+        from new_row_changes
+        left semi join extended_keys on new_row_changes.key_hash = extended_keys.key_hash
+    ),
+
+    fold_changes as (
+        select * from key_changes
+        union all
+        select * from extension_changes
+    ),
+    {%- endset %}
+{%- else %}
+    {%- set fold_changes_ctes -%}
+    fold_changes as (
         select * from row_changes
     ),
-    {%- endif %}
+    {%- endset %}
+{%- endif %}
 
+{%- set marked_changes_cte -%}
 marked_changes as (
     -- Each change with the key its insert continues, if any: an insert whose before image
     -- names another key of its table (the insert of a primary-key change, int_debezium__changes:
@@ -155,10 +346,25 @@ marked_changes as (
                         'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))'
                     ) }}
             end as previous_key_hash
-        from key_changes
+        from fold_changes
     ) as keyed
 )
 {%- endset %}
+
+{#- The CTEs up to the fold's inputs: computed in the query, or, in an incremental run of the
+    model, read from the scratch tables the run writes them to first (history_scratch). -#}
+{%- if is_incremental() and new_rows.is_empty %}
+    {#- Nothing new: every read of a table is `false`, and Spark reads nothing. -#}
+    {%- set changes_ctes = base_ctes ~ ',\n' ~ new_ctes ~ ',\n' ~ fold_keys_ctes ~ ',\n'
+        ~ fold_changes_ctes ~ '\n' ~ marked_changes_cte %}
+{%- elif is_incremental() %}
+    {%- set fold_keys_part = history_scratch('fold_keys', base_ctes ~ ',\n' ~ new_ctes, fold_keys_ctes) %}
+    {%- set prefix = base_ctes ~ ',\n' ~ new_ctes ~ ',\n' ~ fold_keys_part %}
+    {%- set marked_part = history_scratch('marked_changes', prefix, fold_changes_ctes ~ '\n' ~ marked_changes_cte) %}
+    {%- set changes_ctes = prefix ~ ',\n' ~ marked_part %}
+{%- else %}
+    {%- set changes_ctes = base_ctes ~ ',\n' ~ fold_changes_ctes ~ '\n' ~ marked_changes_cte %}
+{%- endif %}
 
 {#- The passes that carry a row through primary-key changes (below) only when a change of the
     keys this run folds continues another key: otherwise one fold is the whole history, and the
@@ -228,16 +434,63 @@ table_truncates as (
     group by table_id
 ),
 
+{% if is_incremental() -%}
+    starts as (
+        -- The stored current version each extended key's fold starts from (not a key new to its
+        -- table, whose fold starts empty).
+        select
+            key_hash,
+            table_id,
+            stored_primary_key as primary_key,
+            stored_version_number as version_number,
+            stored_change_id as change_id,
+            stored_sequence as sequence,
+            stored_source_format as source_format,
+            stored_transaction_id as transaction_id,
+            stored_ingested_at as ingested_at,
+            {{ history_start(
+                'stored_version_number', 'stored_change_id', 'stored_sequence', 'stored_operation',
+                'stored_valid_from', 'stored_transaction_id', 'stored_is_deleted', 'stored_row_data'
+            ) }} as history
+        from fold_keys
+        where is_extended and not is_new
+    ),
+
+    start_rows as (
+        -- The keys to fold, each with its new changes (an extended key touched only by a
+        -- truncate has none) and the history its fold starts from.
+        select
+            coalesce(key_rows.key_hash, starts.key_hash) as key_hash,
+            coalesce(starts.table_id, key_rows.table_id) as table_id,
+            coalesce(starts.primary_key, key_rows.primary_key) as primary_key,
+            {#- A stored key's fold takes its table's truncates after its current version (the
+                ones before are in it); a key's first fold those after its first change. #}
+            coalesce(starts.sequence, key_rows.first_sequence) as first_sequence,
+            coalesce(key_rows.changes, array()) as changes,
+            coalesce(starts.history, {{ empty_history() }}) as start
+        from key_rows
+        full outer join starts on key_rows.key_hash = starts.key_hash
+    ),
+{%- else -%}
+    start_rows as (
+        select
+            *,
+            {{ empty_history() }} as start
+        from key_rows
+    ),
+{%- endif %}
+
 per_key as (
     select
-        key_rows.key_hash,
-        key_rows.table_id,
-        key_rows.primary_key,
+        start_rows.key_hash,
+        start_rows.table_id,
+        start_rows.primary_key,
+        start_rows.start,
         array_sort(
             concat(
-                key_rows.changes,
+                start_rows.changes,
                 coalesce(
-                    filter(table_truncates.truncates, t -> t.sequence > key_rows.first_sequence),
+                    filter(table_truncates.truncates, t -> t.sequence > start_rows.first_sequence),
                     array()
                 )
             ),
@@ -249,8 +502,8 @@ per_key as (
                 else 0
             end
         ) as changes
-    from key_rows
-    left join table_truncates on key_rows.table_id = table_truncates.table_id
+    from start_rows
+    left join table_truncates on start_rows.table_id = table_truncates.table_id
 ),
 
 {%- set fold_settings = {
@@ -260,7 +513,7 @@ per_key as (
 folded_1 as (
     select
         keyed.*,
-        {{ history_fold('keyed.changes', **fold_settings) }} as history
+        {{ history_fold('keyed.changes', start='keyed.start', **fold_settings) }} as history
     from (
         select
             per_key.*,
@@ -278,7 +531,7 @@ folded_1 as (
     those images, so a chain of key changes within one run (1 → 2 → 1) is carried through as
     many links as there are passes after the first (`passes`, above). #}
 {% set fold_columns = [
-    '@key_hash', '@table_id', '@primary_key', '@scd_type', '@ignore_columns', '@collapse_transactions'
+    '@key_hash', '@table_id', '@primary_key', '@start', '@scd_type', '@ignore_columns', '@collapse_transactions'
 ] %}
 {% if is_incremental() -%}
     stored_versions as (
@@ -288,7 +541,11 @@ folded_1 as (
             stored.row_data
         from {{ this }} as stored
         inner join previous_keys on stored.key_hash = previous_keys.previous_key_hash
+        {#- This run's versions of the keys it folds: all of a key folded again, an extended key's
+            from its current one on. #}
         left anti join key_changes on stored.key_hash = key_changes.key_hash
+        left anti join starts
+            on stored.key_hash = starts.key_hash and stored.version_number >= starts.version_number
     ),
 {%- endif %}
 {% for pass in range(1, passes) %}
@@ -331,7 +588,7 @@ folded_1 as (
             refolded.changes,
             case
                 when refolded.images is null then refolded.history
-                else {{ history_fold('refolded.changes', **fold_settings) }}
+                else {{ history_fold('refolded.changes', start='refolded.start', **fold_settings) }}
             end as history
         from (
             select
@@ -400,11 +657,22 @@ provenance as (
 sourced as (
     select
         exploded.*,
-        provenance.source_format,
-        provenance.transaction_id,
-        provenance.ingested_at
+        {%- if is_incremental() %}
+            {#- The stored version an extended key's fold starts from keeps where it came from. #}
+            coalesce(provenance.source_format, starts.source_format) as source_format,
+            coalesce(provenance.transaction_id, starts.transaction_id) as transaction_id,
+            coalesce(provenance.ingested_at, starts.ingested_at) as ingested_at
+        {%- else %}
+            provenance.source_format,
+            provenance.transaction_id,
+            provenance.ingested_at
+        {%- endif %}
     from exploded
     left join provenance on exploded.change_id = provenance.change_id
+    {%- if is_incremental() %}
+        left join starts
+            on exploded.key_hash = starts.key_hash and exploded.change_id = starts.change_id
+    {%- endif %}
 ),
 
 periods as (

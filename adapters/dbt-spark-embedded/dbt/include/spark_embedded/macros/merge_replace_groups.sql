@@ -7,6 +7,11 @@
   and the group's rows the run no longer produces are deleted. Models
   without `merge_replace_by` get dbt-spark's merge unchanged.
 
+  With `merge_replace_from=<column>` as well, a run replaces only the part of
+  each group from the smallest value of that column it produces for the
+  group on: the group's rows below it are kept as they are (e.g. a key's
+  versions before the first one the run wrote again).
+
   The merge reads the run's rows three times, so they are written once to a
   scratch Iceberg table beside the target (replacement_relation); the model
   drops it in a post-hook (drop_merge_replacement). Caching the temporary
@@ -24,6 +29,7 @@
         {{ return(merge_new_keys(target, source, unique_key)) }}
     {%- endif -%}
     {%- set replace_by = config.get('merge_replace_by') -%}
+    {%- set replace_from = config.get('merge_replace_from') -%}
     {%- if not replace_by -%}
         {{ return(spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates)) }}
     {%- endif -%}
@@ -45,7 +51,7 @@
         {#- A stale row is only deleted: read its key, not its other columns. #}
         select
             {% for column in target_columns -%}
-                {% if column.name in keys or column.name == replace_by -%}
+                {% if column.name in keys or column.name in [replace_by, replace_from] -%}
                     stale.{{ column.name }},
                 {% else -%}
                     cast(null as {{ column.data_type }}) as {{ column.name }},
@@ -53,8 +59,19 @@
             {% endfor -%}
             true as dbt_replace_delete
         from {{ target }} as stale
-        left semi join {{ replacement }} as replaced_group
-            on stale.{{ replace_by }} = replaced_group.{{ replace_by }}
+        {%- if replace_from %}
+            left semi join (
+                select {{ replace_by }}, min({{ replace_from }}) as replaced_from
+                from {{ replacement }}
+                group by {{ replace_by }}
+            ) as replaced_group
+                on
+                    stale.{{ replace_by }} = replaced_group.{{ replace_by }}
+                    and stale.{{ replace_from }} >= replaced_group.replaced_from
+        {%- else %}
+            left semi join {{ replacement }} as replaced_group
+                on stale.{{ replace_by }} = replaced_group.{{ replace_by }}
+        {%- endif %}
         left anti join {{ replacement }} as kept
             on {{ key_condition(unique_key, 'stale', 'kept') }}
     ) as dbt_internal_source
