@@ -541,9 +541,9 @@ folded_1 as (
             stored.row_data
         from {{ this }} as stored
         inner join previous_keys on stored.key_hash = previous_keys.previous_key_hash
-        {#- This run's versions of the keys it folds: all of a key folded again, an extended key's
-            from its current one on. #}
-        left anti join key_changes on stored.key_hash = key_changes.key_hash
+        {#- This run's versions of the keys it folds: all of a key folded again (its fold starts
+            empty), an extended key's from its current one on. #}
+        left anti join start_rows on stored.key_hash = start_rows.key_hash and size(start_rows.start) = 0
         left anti join starts
             on stored.key_hash = starts.key_hash and stored.version_number >= starts.version_number
     ),
