@@ -12,3 +12,13 @@
 {% macro key_hash(table_id, primary_key) -%}
     sha2(concat_ws('|', {{ table_id }}, to_json(array_sort(map_entries({{ primary_key }})))), 256)
 {%- endmacro %}
+
+
+{#- The key_hash of the key a before image names: its values of the key's columns (the columns of
+    `primary_key`, the row's own key), so an insert of a primary-key change gives the old key. -#}
+{% macro previous_key_hash(table_id, before, primary_key) -%}
+    {{ key_hash(
+        table_id,
+        'map_filter(' ~ before ~ ', (image_column, v) -> array_contains(map_keys(' ~ primary_key ~ '), image_column))'
+    ) }}
+{%- endmacro %}

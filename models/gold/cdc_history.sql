@@ -138,10 +138,8 @@ truncates as (
             first(table_id) as table_id,
             min({{ position | replace('@', 'new_row_changes') }}) as first_position,
             bool_or(coalesce(
-                operation = 'insert' and before is not null and {{ key_hash(
-                    'table_id',
-                    'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))'
-                ) }} <> key_hash,
+                operation = 'insert' and before is not null
+                and {{ previous_key_hash('table_id', 'before', 'primary_key') }} <> key_hash,
                 false
             )) as continues_key
         from new_row_changes
@@ -170,11 +168,9 @@ truncates as (
         select /*+ broadcast(touched_keys) */ distinct continuing.key_hash
         from row_changes as continuing
         inner join touched_keys
-            on {{ key_hash(
-                'continuing.table_id',
-                'map_filter(continuing.before, (image_column, v) -> '
-                ~ 'array_contains(map_keys(continuing.primary_key), image_column))'
-            ) }} = touched_keys.key_hash
+            on
+                {{ previous_key_hash('continuing.table_id', 'continuing.before', 'continuing.primary_key') }}
+                = touched_keys.key_hash
         where
             {{ any_new }}
             and continuing.operation = 'insert'
@@ -341,10 +337,7 @@ marked_changes as (
             *,
             case
                 when operation = 'insert' and before is not null
-                    then {{ key_hash(
-                        'table_id',
-                        'map_filter(before, (image_column, v) -> array_contains(map_keys(primary_key), image_column))'
-                    ) }}
+                    then {{ previous_key_hash('table_id', 'before', 'primary_key') }}
             end as previous_key_hash
         from fold_changes
     ) as keyed

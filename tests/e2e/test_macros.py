@@ -166,6 +166,22 @@ def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, 
     ]
 
 
+def test_previous_key_hash_is_the_key_hash_of_the_key_columns_of_a_before_image(spark, dbt) -> None:
+    sql = compile_inline(
+        dbt,
+        "select {{ previous_key_hash(\"'t'\", 'b', 'k') }} as previous, "
+        "{{ key_hash(\"'t'\", 'old') }} as old "
+        "from values (map('id', '1', 'v', 'x'), map('id', '2'), map('id', '1')), "
+        "(map('v', 'x'), map('id', '2'), cast(map() as map<string, string>)), "
+        "(cast(null as map<string, string>), map('id', '2'), cast(null as map<string, string>)) "
+        "as t(b, k, old)",
+    )
+    rows = spark.sql(sql).collect()
+    # The key columns' values only; a before image without them, or none, names no key's values.
+    assert [row.previous == row.old for row in rows] == [True, True, True]
+    assert rows[0].previous != rows[1].previous != rows[2].previous
+
+
 SEVENTY = (1 << 0) | (1 << 63) | (1 << 64) | (1 << 69)
 MASKS = [
     ("0B", [1, 2, 4]),
