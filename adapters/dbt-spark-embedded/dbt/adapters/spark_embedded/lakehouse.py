@@ -123,19 +123,17 @@ def on_object_store(warehouse: str | None) -> bool:
 
 
 def object_store_parameters(params: Mapping[str, str]) -> dict[str, str]:
-    """The settings a session on an object-store warehouse adds: the S3A connector's jars on the
-    driver's class path (Hadoop finds its file systems there, not among `spark.jars`) and in
-    `spark.jars` (for a cluster's executors)."""
+    """The settings a session on an object-store warehouse adds: the S3A connector's jars in
+    `spark.jars`. The driver (client mode: spark-submit puts them on the class loader of the
+    driver's threads, after pyspark's jars) and a cluster's executors find Hadoop's S3A file
+    system there. Not `spark.driver.extraClassPath`: that goes before pyspark's jars, and the
+    AWS SDK bundle carries an slf4j 1.7 API that would then silence Spark's logging."""
     try:
         jars = object_store_jars()
     except JarsNotResolvedError as exc:
         raise LakehouseConfigError(str(exc)) from exc
-    driver = [p for p in params.get("spark.driver.extraClassPath", "").split(os.pathsep) if p]
     listed = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
-    return {
-        "spark.driver.extraClassPath": os.pathsep.join([*driver, *(j for j in jars if j not in driver)]),
-        "spark.jars": ",".join([*listed, *(j for j in jars if j not in listed)]),
-    }
+    return {"spark.jars": ",".join([*listed, *(j for j in jars if j not in listed)])}
 
 
 def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:

@@ -235,12 +235,13 @@ def metastore_command(
     port: int | str = 0,
     idle_minutes: int | str = 0,
     classpath: Sequence[str] = (),
+    after_spark: Sequence[str] = (),
 ) -> list[str]:
     """The command that runs the metastore service (LoopbackMetastore.java) on 127.0.0.1:`port`
     (0: any free one), stopping after `idle_minutes` without a client (0: never). `properties`
     are its settings (the database's JDBC URL, the warehouse...); the schema is created in the
     database on first use. `classpath` goes before pyspark's jars (a JDBC driver, a folder
-    with a hive-site.xml)."""
+    with a hive-site.xml); `after_spark` after them (jars that must not shadow pyspark's)."""
     settings = {
         "datanucleus.schema.autoCreateAll": "true",
         "hive.metastore.schema.verification": "false",
@@ -254,7 +255,7 @@ def metastore_command(
         *JVM_OPTIONS,
         *java_options(METASTORE, own),
         "-cp",
-        os.pathsep.join([own, f"{spark_jars_dir()}/*"]),
+        os.pathsep.join([own, f"{spark_jars_dir()}/*", *after_spark]),
         *(f"-D{key}={value}" for key, value in settings.items()),
         METASTORE_SOURCE.stem,
         str(port),
@@ -281,8 +282,9 @@ def _object_store_classpath(directory: Path, warehouse: str, s3a: dict[str, str]
     """The metastore service's class path beyond pyspark's for a warehouse on an object store:
     a folder with the core-site.xml of the profile's S3A settings (HiveConf reads only Hive's own
     settings from -D properties; Hive 2.3 checks and creates every database's and table's
-    directory through Hadoop's file system), and the S3A connector's jars. No credentials are
-    written: S3A reads them from the service's environment, its starter's."""
+    directory through Hadoop's file system), then the S3A connector's jars, which go after
+    pyspark's (the AWS SDK bundle carries an slf4j 1.7 API). No credentials are written: S3A
+    reads them from the service's environment, its starter's."""
     try:
         jars = object_store_jars()
     except JarsNotResolvedError as exc:
@@ -338,7 +340,7 @@ def ensure_metastore(
                 f"the metastore service's port {LOOPBACK}:{port_setting} (CDC_METASTORE_PORT) is held "
                 f"by {port_holder(int(port_setting))}: set CDC_METASTORE_PORT to a free port, or unset it"
             )
-        command = metastore_command(properties, port_setting, idle, classpath)
+        command = metastore_command(properties, port_setting, idle, classpath[:1], classpath[1:])
         process = _spawn(command, log, root)
         state = {"pid": process.pid, "started_at": _now(), "warehouse": warehouse}
         state_path.write_text(json.dumps(state), encoding="utf-8")
