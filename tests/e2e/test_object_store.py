@@ -91,8 +91,9 @@ def test_the_tables_data_and_metadata_are_objects_in_the_bucket(store: ObjectSto
     tables = ("bronze.db/raw_ces", "bronze.db/raw_debezium", "gold.db/cdc_history", "gold.db/cdc_current")
     for table in tables:
         files = [k for k in keys if k.startswith(f"warehouse/{table}/")]
-        assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
         assert any(k.endswith(".metadata.json") and "/metadata/" in k for k in files), (table, files[:20])
+        if table != "gold.db/cdc_current":  # an Iceberg view: its metadata only
+            assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
     lakehouse: Path = runs["lakehouse"]
     written = {p.suffix for p in lakehouse.rglob("*") if p.is_file() and "metastore_db" not in p.parts}
     assert not written & {".parquet", ".avro"}, sorted(written)  # no table file stays on this machine
