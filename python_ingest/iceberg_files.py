@@ -14,9 +14,10 @@ orphan that no snapshot names, as a failed Spark append leaves.
 
 Elsewhere :attr:`IcebergAppender.direct` is false and landing appends through Spark: on a
 cluster its executors write (in parallel, with the connectors of the cluster's HDFS, S3 or
-ABFS warehouse), not the one machine that runs `land`. On the lakehouse's warm engine (a
-Spark Connect session, no JVM in the landing process) :class:`SparkAppender` has the engine
-write.
+ABFS warehouse), not the one machine that runs `land`; a warehouse on an object store (an
+``s3a://`` table location) is written through Spark's writer and Hadoop's S3A connector. On
+the lakehouse's warm engine (a Spark Connect session, no JVM in the landing process)
+:class:`SparkAppender` has the engine write.
 """
 
 from __future__ import annotations

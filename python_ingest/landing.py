@@ -319,7 +319,7 @@ class Lander:
                 def write(chunk_id: str) -> None:
                     self._appender.append(data, {CHUNK_PROPERTY: chunk_id})
 
-            else:  # a cluster: its executors write
+            else:  # a cluster (its executors write), or a warehouse on an object store (S3A)
                 write = self.frame_writer(self.spark.createDataFrame(data))
         self.append_chunk(write, len(messages), files=states)
 

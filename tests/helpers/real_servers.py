@@ -424,6 +424,21 @@ def require_cluster_servers() -> None:
         _skip_or_fail(str(exc))
 
 
+def require_object_store() -> None:
+    """As :func:`require_real_servers`, for the object store (cdc_cluster/object_store.py): the
+    pinned SeaweedFS binary (scripts/install_object_store.sh) and the S3A connector's jars in the
+    jar cache (``resolve_jars --object-store``)."""
+    from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, object_store_jars
+
+    from cdc_cluster.object_store import weed_binary
+
+    try:
+        weed_binary()
+        object_store_jars()
+    except (ServerError, JarsNotResolvedError) as exc:
+        _skip_or_fail(str(exc))
+
+
 def _skip_or_fail(missing: str | None) -> None:
     import pytest
 

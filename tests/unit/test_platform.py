@@ -98,8 +98,79 @@ def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) ->
 
 
 def test_profile_settings_win_over_derived_ones(tmp_path: Path) -> None:
+    params = spark_parameters({"spark.sql.warehouse.dir": "hdfs://namenode/wh"}, lakehouse_dir=str(tmp_path))
+    assert params["spark.sql.warehouse.dir"] == "hdfs://namenode/wh"
+
+
+def fake_object_store_jars(monkeypatch: pytest.MonkeyPatch, cache: Path) -> list[str]:
+    """A jar cache whose record names the S3A connector's jars (empty files): what
+    ``resolve_jars --object-store`` leaves, without fetching 560 MB."""
+    import json
+
+    cache.mkdir()
+    manifest = json.loads((jars.cache_dir() / jars.MANIFEST).read_text(encoding="utf-8"))
+    files = [cache / "hadoop-aws-3.4.1.jar", cache / "bundle-2.24.6.jar"]
+    for path in files:
+        path.write_bytes(b"PK")
+    manifest[jars.OBJECT_STORE_COORDINATES["s3a"]] = [str(p) for p in files]
+    (cache / jars.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    return [str(p) for p in files]
+
+
+def test_an_s3a_warehouse_puts_the_s3a_connector_on_the_class_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
     params = spark_parameters({"spark.sql.warehouse.dir": "s3a://bucket/wh"}, lakehouse_dir=str(tmp_path))
     assert params["spark.sql.warehouse.dir"] == "s3a://bucket/wh"
+    assert params["spark.jars"].split(",")[-2:] == connector
+    assert "spark.driver.extraClassPath" not in params  # it would go before pyspark's jars
+    # A local warehouse (the local target's empty $CDC_LAKEHOUSE_WAREHOUSE) needs none of it.
+    params = spark_parameters({"spark.sql.warehouse.dir": ""}, lakehouse_dir=str(tmp_path))
+    assert params["spark.sql.warehouse.dir"] == f"{tmp_path}/warehouse"
+    assert connector[0] not in params["spark.jars"]
+
+
+def test_an_s3a_warehouse_without_the_connector_names_the_step_that_fetches_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(jars.OBJECT_STORE_COORDINATES, "s3a", "org.example.none:no-such-connector:0.0.1")
+    with pytest.raises(LakehouseConfigError, match=r"no-such-connector.*resolve_jars --object-store"):
+        spark_parameters({"spark.sql.warehouse.dir": "s3a://bucket/wh"}, lakehouse_dir=str(tmp_path))
+
+
+def test_an_s3_scheme_warehouse_is_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(LakehouseConfigError, match=r"write s3a://bucket/wh"):
+        spark_parameters({"spark.sql.warehouse.dir": "s3://bucket/wh"}, lakehouse_dir=str(tmp_path))
+
+
+def test_the_metastore_of_an_s3a_warehouse_gets_the_connector_and_the_s3a_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dbt.adapters.spark_embedded import services
+
+    connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
+    started = {}
+    monkeypatch.setattr(
+        services, "ensure_metastore", lambda *args: started.setdefault("args", args) and "thrift://x:1"
+    )
+    params = {
+        "spark.cdc.lakehouseDir": str(tmp_path),
+        "spark.sql.warehouse.dir": "s3a://bucket/wh",
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.endpoint.region": "",
+    }
+    assert services.with_services(params)["spark.hadoop.hive.metastore.uris"] == "thrift://x:1"
+    lakehouse, warehouse, s3a = started["args"]
+    assert (lakehouse, warehouse) == (str(tmp_path), "s3a://bucket/wh")
+    assert s3a == {"fs.s3a.endpoint": "http://127.0.0.1:9000", "fs.s3a.path.style.access": "true"}
+    classpath = services._object_store_classpath(tmp_path, warehouse, s3a)
+    assert classpath[1:] == connector
+    site = (Path(classpath[0]) / "core-site.xml").read_text()
+    assert "<name>fs.s3a.endpoint</name><value>http://127.0.0.1:9000</value>" in site
+    assert "secret" not in site and "access.key" not in site
 
 
 @pytest.mark.parametrize(

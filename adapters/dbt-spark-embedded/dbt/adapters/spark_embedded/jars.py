@@ -66,6 +66,15 @@ SERVICE_COORDINATES = {
     "metastore-postgresql": "org.postgresql:postgresql:42.7.14",
 }
 
+# A warehouse on an S3-compatible object store (docs/lakehouse.md, "The warehouse on an object
+# store"): Hadoop's S3A connector, in the Hadoop version pyspark 4.0.5 ships (hadoop-client 3.4.1;
+# the connector must match it), with its one dependency, the AWS SDK v2 bundle (about 560 MB).
+# The metastore service needs a Hadoop file system for every table location it registers (Hive
+# 2.3 checks and creates the table's directory), so Iceberg's tables use it too (HadoopFileIO),
+# and one AWS SDK is on the class path. Resolved only by ``resolve_jars --object-store`` (which
+# scripts/test.sh runs): a lakehouse on a local directory never needs it.
+OBJECT_STORE_COORDINATES = {"s3a": "org.apache.hadoop:hadoop-aws:3.4.1"}
+
 # Runs in a process of its own: launching Spark's JVM with `spark.jars.packages` makes
 # spark-submit resolve them (and only then); it leaves the resolved jars in `spark.jars`.
 RESOLVE = """
@@ -141,6 +150,20 @@ def beyond_spark(paths: list[str], spark_jars: Path) -> list[str]:
     resolved jar `<group>_<artifact>-<version>.jar`; pyspark's are `<artifact>-<version>.jar`)."""
     present = {p.name for p in spark_jars.iterdir()} if spark_jars.is_dir() else set()
     return [p for p in paths if Path(p).name.partition("_")[2] not in present]
+
+
+def object_store_jars(name: str = "s3a") -> list[str]:
+    """The jar files of `OBJECT_STORE_COORDINATES[name]` and its dependencies, from the cache."""
+    coordinate = OBJECT_STORE_COORDINATES[name]
+    paths = _cached(coordinate)
+    if paths is None:
+        raise JarsNotResolvedError(
+            f"The jars {coordinate} (a warehouse on an object store) are not in the jar cache "
+            f"{cache_dir()}: run `.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars "
+            f"--object-store`, which fetches them from Maven Central (or set {CACHE_ENV} to a cache "
+            "made on another machine)."
+        )
+    return [os.path.normpath(p) for p in paths]
 
 
 def service_classpath(name: str) -> str:

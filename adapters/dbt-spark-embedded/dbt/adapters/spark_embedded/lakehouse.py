@@ -15,6 +15,13 @@ plain values and are derived here instead:
   service (:mod:`dbt.adapters.spark_embedded.services`) right before Spark
   starts.
 
+The warehouse may be on an S3-compatible object store instead (the local target's
+``$CDC_LAKEHOUSE_WAREHOUSE``, an ``s3a://bucket/prefix`` URI): then the S3A connector's jars
+(:func:`dbt.adapters.spark_embedded.jars.object_store_jars`) go on the driver's class path and
+``spark.jars``, and the metastore service gets them and the profile's ``spark.hadoop.fs.s3a.*``
+settings too (services.py). Credentials are never settings: S3A reads them from the environment
+(``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``) or the machine's identity.
+
 Settings the profile writes win: the `cluster` target names its warehouse
 (``$CDC_WAREHOUSE_URI``) and metastore (``$CDC_METASTORE_URI``, so that no
 metastore service is started), and its lakehouse directory only holds landing
@@ -32,10 +39,12 @@ from collections.abc import Mapping
 
 from dbt.adapters.spark_embedded.class_archive import SPARK_DRIVER, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
-from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar
+from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar, object_store_jars
 from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
+WAREHOUSE = "spark.sql.warehouse.dir"
+OBJECT_STORE_SCHEMES = ("s3a://",)  # through Hadoop's S3A connector (jars.OBJECT_STORE_COORDINATES)
 
 
 class LakehouseConfigError(RuntimeError):
@@ -96,6 +105,37 @@ def check_lakehouse(lakehouse_dir: str | os.PathLike, create: bool = False) -> b
     return created
 
 
+def on_object_store(warehouse: str | None) -> bool:
+    """Whether the warehouse URI `warehouse` is on an object store the lakehouse reaches through
+    S3A; refuses, in one line, a scheme it cannot reach (``s3://``, ``s3n://``, ``gs://``...)."""
+    if not warehouse or "://" not in warehouse or warehouse.startswith("file:"):
+        return False
+    if warehouse.startswith(OBJECT_STORE_SCHEMES):
+        return True
+    scheme = warehouse.split("://", 1)[0]
+    if scheme in ("s3", "s3n"):
+        raise LakehouseConfigError(
+            f"the warehouse {warehouse} names the scheme {scheme}://; write "
+            f"s3a://{warehouse.split('://', 1)[1]} (Hadoop's S3A connector reaches the bucket: "
+            "docs/lakehouse.md)"
+        )
+    return False  # hdfs://, abfss://, gs://...: the cluster's own connectors (docs/lakehouse.md)
+
+
+def object_store_parameters(params: Mapping[str, str]) -> dict[str, str]:
+    """The settings a session on an object-store warehouse adds: the S3A connector's jars in
+    `spark.jars`. The driver (client mode: spark-submit puts them on the class loader of the
+    driver's threads, after pyspark's jars) and a cluster's executors find Hadoop's S3A file
+    system there. Not `spark.driver.extraClassPath`: that goes before pyspark's jars, and the
+    AWS SDK bundle carries an slf4j 1.7 API that would then silence Spark's logging."""
+    try:
+        jars = object_store_jars()
+    except JarsNotResolvedError as exc:
+        raise LakehouseConfigError(str(exc)) from exc
+    listed = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
+    return {"spark.jars": ",".join([*listed, *(j for j in jars if j not in listed)])}
+
+
 def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
     """Warehouse and lakehouse settings for a lakehouse directory; the metastore's URI is
     added by the session's starter (services.with_services), which starts the service.
@@ -128,6 +168,8 @@ def spark_parameters(
     Iceberg jar and the functions' jar are appended to any ``spark.jars`` the profile lists.
     """
     params = {str(k): str(v) for k, v in server_side_parameters.items()}
+    if not params.get(WAREHOUSE, "").strip():
+        params.pop(WAREHOUSE, None)  # the local target's empty $CDC_LAKEHOUSE_WAREHOUSE: the directory's
     derived = lakehouse_parameters(lakehouse_dir) if lakehouse_dir else {}
     for key, value in derived.items():
         params.setdefault(key, value)
@@ -140,4 +182,6 @@ def spark_parameters(
         if jar_path not in extra_jars:
             extra_jars.append(jar_path)
     params["spark.jars"] = ",".join(extra_jars)
+    if on_object_store(params.get(WAREHOUSE)):
+        params.update(object_store_parameters(params))
     return params

@@ -1,6 +1,8 @@
-"""Set-up's step ``python -m dbt.adapters.spark_embedded.resolve_jars [--refresh] [--services]``:
-resolve every pinned coordinate of :mod:`dbt.adapters.spark_embedded.jars` not in the jar cache yet;
-with ``--services`` also the servers of the real-producer test (`SERVICE_COORDINATES`); then build
+"""Set-up's step ``python -m dbt.adapters.spark_embedded.resolve_jars [--refresh] [--services]
+[--object-store]``: resolve every pinned coordinate of :mod:`dbt.adapters.spark_embedded.jars` not in
+the jar cache yet; with ``--services`` also the servers of the real-producer test
+(`SERVICE_COORDINATES`), with ``--object-store`` the S3A connector of a warehouse on an object store
+(`OBJECT_STORE_COORDINATES`); then build
 the lakehouse's own SQL functions and metastore service from the adapter's Java sources.
 
 It sits above the modules it drives (jars, functions, services), so that none of them imports
@@ -16,6 +18,7 @@ from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
 from dbt.adapters.spark_embedded.jars import (
     COORDINATES,
     MANIFEST,
+    OBJECT_STORE_COORDINATES,
     SERVICE_COORDINATES,
     JarsNotResolvedError,
     _cached,
@@ -34,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     refresh = "--refresh" in args
     manifest = _manifest()
     services = list(SERVICE_COORDINATES.values()) if "--services" in args else []
-    for coordinate in [*COORDINATES.values(), *services]:
+    object_store = list(OBJECT_STORE_COORDINATES.values()) if "--object-store" in args else []
+    for coordinate in [*COORDINATES.values(), *services, *object_store]:
         if not refresh and _cached(coordinate):
             continue
         try:

@@ -42,7 +42,12 @@ from typing import Any
 
 from dbt.adapters.spark_embedded.class_archive import METASTORE, java_binary, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, java_jar
-from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar, spark_jars_dir
+from dbt.adapters.spark_embedded.jars import (
+    JarsNotResolvedError,
+    artifact_jar,
+    object_store_jars,
+    spark_jars_dir,
+)
 from dbt.include import spark_embedded as include_package
 
 LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services a session needs
@@ -230,12 +235,13 @@ def metastore_command(
     port: int | str = 0,
     idle_minutes: int | str = 0,
     classpath: Sequence[str] = (),
+    after_spark: Sequence[str] = (),
 ) -> list[str]:
     """The command that runs the metastore service (LoopbackMetastore.java) on 127.0.0.1:`port`
     (0: any free one), stopping after `idle_minutes` without a client (0: never). `properties`
     are its settings (the database's JDBC URL, the warehouse...); the schema is created in the
     database on first use. `classpath` goes before pyspark's jars (a JDBC driver, a folder
-    with a hive-site.xml)."""
+    with a hive-site.xml); `after_spark` after them (jars that must not shadow pyspark's)."""
     settings = {
         "datanucleus.schema.autoCreateAll": "true",
         "hive.metastore.schema.verification": "false",
@@ -249,7 +255,7 @@ def metastore_command(
         *JVM_OPTIONS,
         *java_options(METASTORE, own),
         "-cp",
-        os.pathsep.join([own, f"{spark_jars_dir()}/*"]),
+        os.pathsep.join([own, f"{spark_jars_dir()}/*", *after_spark]),
         *(f"-D{key}={value}" for key, value in settings.items()),
         METASTORE_SOURCE.stem,
         str(port),
@@ -257,37 +263,86 @@ def metastore_command(
     ]
 
 
-def ensure_metastore(lakehouse_dir: str | Path) -> str:
+OBJECT_STORE_SCHEME = "s3a://"
+S3A_SETTINGS = "spark.hadoop.fs.s3a."  # the profile's S3A settings, which the metastore needs too
+
+
+def hadoop_site(settings: dict[str, str]) -> str:
+    """A Hadoop core-site.xml of `settings` (name -> value)."""
+    from xml.sax.saxutils import escape
+
+    properties = "".join(
+        f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>\n"
+        for name, value in sorted(settings.items())
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{properties}</configuration>\n'
+
+
+def _object_store_classpath(directory: Path, warehouse: str, s3a: dict[str, str]) -> list[str]:
+    """The metastore service's class path beyond pyspark's for a warehouse on an object store:
+    a folder with the core-site.xml of the profile's S3A settings (HiveConf reads only Hive's own
+    settings from -D properties; Hive 2.3 checks and creates every database's and table's
+    directory through Hadoop's file system), then the S3A connector's jars, which go after
+    pyspark's (the AWS SDK bundle carries an slf4j 1.7 API). No credentials are written: S3A
+    reads them from the service's environment, its starter's."""
+    try:
+        jars = object_store_jars()
+    except JarsNotResolvedError as exc:
+        raise ServiceError(f"the metastore service of the warehouse {warehouse} cannot start: {exc}") from exc
+    conf = directory / "metastore-conf"
+    conf.mkdir(exist_ok=True)
+    (conf / "core-site.xml").write_text(hadoop_site(s3a), encoding="utf-8")
+    return [str(conf), *jars]
+
+
+def ensure_metastore(
+    lakehouse_dir: str | Path, warehouse: str | None = None, s3a: dict[str, str] | None = None
+) -> str:
     """The URI of the lakehouse's metastore service, started first if none runs. The state
     file names the process as soon as it is started, so a process killed while it waited for
     the service to come up leaves one that the next process finds instead of starting another
-    (which its Derby database would refuse)."""
+    (which its Derby database would refuse). `warehouse`: the warehouse URI if it is not the
+    lakehouse's `warehouse/` directory (an ``s3a://`` one, with the Hadoop settings `s3a`); a
+    running service of another warehouse is refused."""
     root = Path(lakehouse_dir).resolve()
     directory = services_dir(root)
     state_path, log = directory / "metastore.json", directory / "metastore.log"
+    warehouse = warehouse or str(root / "warehouse")
     with file_lock(directory / "metastore.lock"):
         with contextlib.suppress(OSError, ValueError):
             state = json.loads(state_path.read_text(encoding="utf-8"))
             if is_alive(int(state["pid"])):
                 port = _await_port(int(state["pid"]), log, "metastore service")
+                running = state.get("warehouse", str(root / "warehouse"))
+                if running != warehouse:
+                    raise ServiceError(
+                        f"the metastore service of the lakehouse {root} (pid {state['pid']}) serves the "
+                        f"warehouse {running}, not {warehouse}: one lakehouse directory has one warehouse; "
+                        "use another CDC_LAKEHOUSE_DIR, or `python -m python_ingest lakehouse stop` first"
+                    )
                 return f"thrift://{LOOPBACK}:{port}"
         idle = os.environ.get("CDC_METASTORE_IDLE_MINUTES", "60")
         database = root / "metastore_db"
         properties = {
             "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={database};create=true",
-            "hive.metastore.warehouse.dir": str(root / "warehouse"),
+            "hive.metastore.warehouse.dir": warehouse,
             "derby.system.home": str(root),
             "derby.stream.error.file": str(root / "derby.log"),
         }
+        classpath = (
+            _object_store_classpath(directory, warehouse, s3a or {})
+            if warehouse.startswith(OBJECT_STORE_SCHEME)
+            else []
+        )
         port_setting = os.environ.get("CDC_METASTORE_PORT", "0").strip() or "0"
         if port_setting.isdigit() and int(port_setting) and answers(int(port_setting)):
             raise ServiceError(
                 f"the metastore service's port {LOOPBACK}:{port_setting} (CDC_METASTORE_PORT) is held "
                 f"by {port_holder(int(port_setting))}: set CDC_METASTORE_PORT to a free port, or unset it"
             )
-        command = metastore_command(properties, port_setting, idle)
+        command = metastore_command(properties, port_setting, idle, classpath[:1], classpath[1:])
         process = _spawn(command, log, root)
-        state = {"pid": process.pid, "started_at": _now()}
+        state = {"pid": process.pid, "started_at": _now(), "warehouse": warehouse}
         state_path.write_text(json.dumps(state), encoding="utf-8")
         port = _await_port(process.pid, log, "metastore service")
         state_path.write_text(json.dumps({**state, "port": port}), encoding="utf-8")
@@ -300,7 +355,11 @@ def with_services(params: dict[str, str]) -> dict[str, str]:
     lakehouse = params.get(LAKEHOUSE_CONF)
     if not lakehouse or params.get(METASTORE_URIS):
         return params
-    return {**params, METASTORE_URIS: ensure_metastore(lakehouse)}
+    warehouse = params.get("spark.sql.warehouse.dir", "")
+    if not warehouse.startswith(OBJECT_STORE_SCHEME):
+        return {**params, METASTORE_URIS: ensure_metastore(lakehouse)}
+    s3a = {k.removeprefix("spark.hadoop."): v for k, v in params.items() if k.startswith(S3A_SETTINGS) and v}
+    return {**params, METASTORE_URIS: ensure_metastore(lakehouse, warehouse, s3a)}
 
 
 def stop(pid_file: Path, grace_seconds: float = 20) -> bool:

@@ -1,0 +1,133 @@
+"""The lakehouse with its warehouse on a real S3-compatible object store (docs/lakehouse.md, "The
+warehouse on an object store"): SeaweedFS on 127.0.0.1 under the test's directory
+(cdc_cluster/object_store.py), a bucket created at start, credentials generated for the run
+and passed by environment only.
+
+- Every producer's sample messages are landed (`land`, one process) and the whole `dbt build`
+  runs with the local target and ``CDC_LAKEHOUSE_WAREHOUSE=s3a://…``, each in a process of its
+  own, as a user runs them; the same commands build a second lakehouse on a local warehouse.
+  Gold is the same in both, row for row; the tables' data and metadata files are objects in the
+  bucket, and none is in the lakehouse directory, which keeps only the metastore's database,
+  the services' files and landing's checkpoints.
+- `land` killed with SIGKILL at each point of a chunk's life and run again
+  (tests/e2e/test_landing_crashes.py's sequence) lands every message once into a bronze table
+  on the object store.
+- Every listener of the object store, the metastore service and the drivers is on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cdc_cluster.object_store import ObjectStore
+from tests.e2e.test_cluster import GOLD, listeners_of, normalized, pipeline, run_watched
+from tests.e2e.test_landing_crashes import CONTAINERS, FORMAT, land_killed_then_again
+from tests.helpers.lakehouse_query import queries
+from tests.helpers.real_servers import require_object_store
+from tests.helpers.services import stop_services
+
+pytestmark = pytest.mark.services
+
+LOOPBACK_ADDRESS = r"^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]):\d+$"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Iterator[ObjectStore]:
+    require_object_store()
+    server = ObjectStore(tmp_path_factory.mktemp("object-store"))
+    with server:
+        print(f"object store started in {server.started_in:.1f}s at {server.endpoint}")
+        yield server
+    assert not server.running
+
+
+def on_store(store: ObjectStore, prefix: str) -> dict[str, str]:
+    """The variables that put a lakehouse's warehouse under `prefix` of the store's bucket."""
+    return {**store.environment(), "CDC_LAKEHOUSE_WAREHOUSE": f"s3a://{store.bucket}/{prefix}"}
+
+
+@pytest.fixture(scope="module")
+def runs(store: ObjectStore, tmp_path_factory) -> Iterator[dict]:
+    """Land and build on the object store, then on a local warehouse (one after the other);
+    gold of both, and every listener seen meanwhile."""
+    groups = {store.process.pid}
+    seen = listeners_of(groups)
+    environment = {**on_store(store, "warehouse"), "CDC_SHUFFLE_PARTITIONS": "2"}
+    work = tmp_path_factory.mktemp("object-store-run")
+    on_object_store = work / "lakehouse"
+    local_work = tmp_path_factory.mktemp("local-warehouse-run")
+    local = local_work / "lakehouse"
+    try:
+        for command in pipeline("local", work):
+            run_watched(command, on_object_store, environment, groups, seen)
+        gold = queries(on_object_store, list(GOLD.values()), environment=environment)
+        for command in pipeline("local", local_work):
+            run_watched(command, local, {"CDC_SHUFFLE_PARTITIONS": "2"}, set(), set())
+        local_gold = queries(local, list(GOLD.values()), environment={"CDC_SHUFFLE_PARTITIONS": "2"})
+        yield {
+            "lakehouse": on_object_store,
+            "object_store": dict(zip(GOLD, gold, strict=True)),
+            "local": dict(zip(GOLD, local_gold, strict=True)),
+            "listeners": seen,
+        }
+    finally:
+        stop_services(on_object_store)
+        stop_services(local)
+
+
+def test_gold_on_the_object_store_equals_gold_on_a_local_warehouse(runs) -> None:
+    for table, rows in runs["local"].items():
+        assert rows, f"{table} is empty: the sample data should give it rows"
+        assert normalized(runs["object_store"][table]) == normalized(rows), table
+
+
+def test_the_tables_data_and_metadata_are_objects_in_the_bucket(store: ObjectStore, runs) -> None:
+    keys = store.client().list_keys(store.bucket, "warehouse/")
+    tables = ("bronze.db/raw_ces", "bronze.db/raw_debezium", "gold.db/cdc_history", "gold.db/cdc_current")
+    for table in tables:
+        files = [k for k in keys if k.startswith(f"warehouse/{table}/")]
+        assert any(k.endswith(".metadata.json") and "/metadata/" in k for k in files), (table, files[:20])
+        if table != "gold.db/cdc_current":  # an Iceberg view: its metadata only
+            assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
+    lakehouse: Path = runs["lakehouse"]
+    written = {p.suffix for p in lakehouse.rglob("*") if p.is_file() and "metastore_db" not in p.parts}
+    assert not written & {".parquet", ".avro"}, sorted(written)  # no table file stays on this machine
+    assert not (lakehouse / "warehouse").exists()
+    assert sorted(p.name for p in (lakehouse / "ingest_checkpoints").glob("*.json"))  # landing's, local
+
+
+def test_land_killed_at_every_point_then_run_again_lands_exactly_into_the_object_store(
+    store: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    container = "jsonl"  # one container: the checkpoints do not depend on it (test_landing_crashes.py)
+    for name, value in on_store(store, f"crashes-{container}").items():
+        monkeypatch.setenv(name, value)  # the landing runs and the query are subprocesses
+    write, grow = CONTAINERS[container]
+    lakehouse = tmp_path / "lakehouse"
+    try:
+        land_killed_then_again(container, lakehouse, write(tmp_path / "in"), grow)
+    finally:
+        stop_services(lakehouse)
+    keys = store.client().list_keys(store.bucket, f"crashes-{container}/bronze.db/raw_{FORMAT[container]}/")
+    assert any(k.endswith(".parquet") for k in keys), keys
+
+
+def test_every_listener_of_the_object_store_and_the_lakehouse_is_on_loopback(
+    store: ObjectStore, runs
+) -> None:
+    seen = runs["listeners"]  # of the object store's and the drivers' process groups
+    programs = {program.split(" (pid")[0] for _, program in seen}
+    # The metastore service runs in a session of its own (LoopbackMetastore.java binds 127.0.0.1).
+    assert {"org.apache.spark.deploy.SparkSubmit", store.binary.name} <= programs, programs
+    store_ports = {f":{port}" for port in store.ports.values()}
+    listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    of_store = [line.split()[3] for line in listening.splitlines() if f"pid={store.process.pid}," in line]
+    assert {address[address.rfind(":") :] for address in of_store} >= store_ports, of_store
+    outside = [a for a in of_store if not re.search(LOOPBACK_ADDRESS, a)]
+    outside += [(a, p) for a, p in seen if not re.search(LOOPBACK_ADDRESS, a)]
+    assert outside == [], outside
