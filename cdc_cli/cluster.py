@@ -32,6 +32,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     cluster.add_argument(
         "--worker-memory", default="2g", help="memory of each worker for its executors (default 2g)"
     )
+    cluster.add_argument(
+        "--warehouse",
+        metavar="URI",
+        help=(
+            "start: the warehouse on an object store, s3a://BUCKET/PREFIX, reached with the endpoint "
+            "$CDC_S3_ENDPOINT and the credentials of the environment (default: DIR/warehouse; "
+            "docs/lakehouse.md, 'A cluster on an object store')"
+        ),
+    )
     cluster.set_defaults(run=run)
 
 
@@ -39,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
     from cdc_cluster import standalone
 
     return standalone.command(
-        args.action, args.directory, args.workers, args.worker_cores, args.worker_memory
+        args.action, args.directory, args.workers, args.worker_cores, args.worker_memory, args.warehouse
     )

@@ -14,7 +14,16 @@ Everything lives under DIR, each server in a process group of its own
 - ``master/``, ``worker-<n>/``: Spark's standalone Master and Workers from the pyspark
   installation (``bin/spark-class``); a worker's executors, separate JVMs, work in
   ``worker-<n>/work/<application>/<executor>/``;
-- ``warehouse/``: the warehouse every JVM reads and writes (a ``file:`` URI: one machine);
+- ``warehouse/``: the warehouse every JVM reads and writes (a ``file:`` URI: one machine), unless
+  `start` is given an ``s3a://`` warehouse on an object store (``--warehouse``): then the
+  metastore service reaches it through Hadoop's S3A connector (its ``conf/core-site.xml`` holds
+  the endpoint settings ``$CDC_S3_ENDPOINT``, ``$CDC_S3_PATH_STYLE`` and ``$AWS_REGION``, its
+  class path the connector's jars), and the workers share no directory with the driver or
+  each other: each has its own work and local directories (``worker-<n>/work``,
+  ``worker-<n>/local``), and the executors fetch the connector's jars from the driver
+  (``spark.jars``). The credentials stay in the environment: the metastore service and the
+  workers (so the executors) inherit `start`'s ``AWS_ACCESS_KEY_ID`` and
+  ``AWS_SECRET_ACCESS_KEY``, as a cluster's machines carry an identity of their own;
 - ``lakehouse/``: the cluster target's ``lakehouse_dir``: landing checkpoints and the build lock;
 - ``cluster.json``: the environment that points the `cluster` target at all this.
 
@@ -50,6 +59,8 @@ from cdc_cluster.servers import (
 )
 
 SUMMARY = "cluster.json"
+OBJECT_STORE_SCHEME = "s3a://"
+S3_ENVIRONMENT = ("CDC_S3_ENDPOINT", "CDC_S3_PATH_STYLE", "AWS_REGION")
 METASTORE_DATABASE = "metastore"
 METASTORE_USER = "hive"
 
@@ -85,6 +96,7 @@ class Metastore(Server):
         super().__init__(directory)
         self.port = free_port()
         self.postgres, self.password, self.warehouse = postgres, password, warehouse
+        self.object_store_jars: list[str] = []
 
     def _prepare(self) -> None:
         conf = self.home / "conf"
@@ -104,13 +116,23 @@ class Metastore(Server):
         site = conf / "hive-site.xml"
         site.touch(mode=0o600)
         site.write_text(f"<configuration>\n{properties}</configuration>\n", encoding="utf-8")
+        if self.warehouse.startswith(OBJECT_STORE_SCHEME):
+            from dbt.adapters.spark_embedded.api import hadoop_site, object_store_jars
+
+            # Hive 2.3 checks and creates every database's and table's directory through
+            # Hadoop's file system: the S3A connector, its endpoint settings, no credentials.
+            (conf / "core-site.xml").write_text(hadoop_site(s3a_settings()), encoding="utf-8")
+            self.object_store_jars = object_store_jars()
 
     def _command(self) -> list[str]:
         from dbt.adapters.spark_embedded.api import metastore_command, service_classpath
 
         driver = service_classpath("metastore-postgresql").split(os.pathsep)
         properties = {"hive.metastore.warehouse.dir": self.warehouse}
-        return metastore_command(properties, self.port, 0, [str(self.home / "conf"), *driver])
+        # The connector's jars after pyspark's (the AWS SDK bundle carries an slf4j 1.7 API).
+        return metastore_command(
+            properties, self.port, 0, [str(self.home / "conf"), *driver], self.object_store_jars
+        )
 
     def _ready(self) -> bool:
         from dbt.adapters.spark_embedded.api import answers
@@ -173,7 +195,10 @@ class Worker(Server):
         ]
 
     def _popen_options(self) -> dict[str, Any]:
-        return {"env": spark_environment()}
+        # The worker's own scratch space, which its executors use for shuffle and spills.
+        local = self.home / "local"
+        local.mkdir(exist_ok=True)
+        return {"env": {**spark_environment(), "SPARK_LOCAL_DIRS": str(local)}}
 
     def _ready(self) -> bool:
         try:
@@ -196,10 +221,24 @@ def _recorded(directory: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str = "2g") -> dict[str, Any]:
+def s3a_settings() -> dict[str, str]:
+    """The S3A connector's endpoint settings from the environment, as the profile's `cluster`
+    target reads them (profiles.yml); never credentials."""
+    settings = {
+        "fs.s3a.endpoint": os.environ.get("CDC_S3_ENDPOINT", ""),
+        "fs.s3a.endpoint.region": os.environ.get("AWS_REGION", "us-east-1"),
+        "fs.s3a.path.style.access": os.environ.get("CDC_S3_PATH_STYLE", "false"),
+    }
+    return {name: value for name, value in settings.items() if value}
+
+
+def start(
+    directory: str | Path, workers: int = 1, cores: int = 1, memory: str = "2g", warehouse: str | None = None
+) -> dict[str, Any]:
     """Start PostgreSQL, the metastore service, the master and `workers` workers under
     `directory`, in the background (they outlive this process); the summary, with the
-    environment to export. A cluster that already runs there is left as it is."""
+    environment to export. `warehouse`: an ``s3a://bucket/prefix`` on an object store instead of
+    ``directory/warehouse``. A cluster that already runs there is left as it is."""
     directory = Path(directory).resolve()
     recorded = _recorded(directory)
     if recorded and all(state["alive"] for state in recorded.values()):
@@ -207,9 +246,13 @@ def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str =
     if any(state["alive"] for state in recorded.values()):
         running = ", ".join(name for name, state in recorded.items() if state["alive"])
         raise ServerError(f"part of a cluster runs under {directory} ({running}): stop it first")
-    warehouse, lakehouse = directory / "warehouse", directory / "lakehouse"
-    warehouse.mkdir(parents=True, exist_ok=True)
-    lakehouse.mkdir(exist_ok=True)
+    if warehouse and not warehouse.startswith(OBJECT_STORE_SCHEME):
+        raise ServerError(f"the warehouse {warehouse} is not an {OBJECT_STORE_SCHEME} URI: docs/lakehouse.md")
+    lakehouse = directory / "lakehouse"
+    lakehouse.mkdir(parents=True, exist_ok=True)
+    if not warehouse:
+        (directory / "warehouse").mkdir(exist_ok=True)
+        warehouse = (directory / "warehouse").as_uri()
     with stopped_on_failure() as started:
         postgres = Postgres(directory, METASTORE_DATABASE)
         started.append(postgres.start())
@@ -225,7 +268,7 @@ def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str =
             alter database {METASTORE_DATABASE} owner to {METASTORE_USER};
             """
         )
-        metastore = Metastore(directory, postgres, password, warehouse.as_uri())
+        metastore = Metastore(directory, postgres, password, warehouse)
         started.append(metastore.start())
         master = Master(directory)
         started.append(master.start())
@@ -236,10 +279,16 @@ def start(directory: str | Path, workers: int = 1, cores: int = 1, memory: str =
         "master_ui": f"http://{LOOPBACK}:{master.webui_port}",
         "environment": {
             "CDC_SPARK_MASTER": master.url,
-            "CDC_WAREHOUSE_URI": warehouse.as_uri(),
+            "CDC_WAREHOUSE_URI": warehouse,
             "CDC_METASTORE_URI": f"thrift://{LOOPBACK}:{metastore.port}",
             "CDC_LAKEHOUSE_DIR": str(lakehouse),
             "SPARK_LOCAL_IP": LOOPBACK,
+            # The object store's endpoint settings (no credentials: they stay the user's).
+            **(
+                {name: os.environ[name] for name in S3_ENVIRONMENT if os.environ.get(name)}
+                if warehouse.startswith(OBJECT_STORE_SCHEME)
+                else {}
+            ),
         },
     }
     (directory / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
@@ -265,7 +314,9 @@ def exports(summary: dict[str, Any]) -> str:
     return "\n".join([*lines, f"# the master's web UI: {summary['master_ui']}/"])
 
 
-def command(action: str, directory: Path, workers: int, cores: int, memory: str) -> int:
+def command(
+    action: str, directory: Path, workers: int, cores: int, memory: str, warehouse: str | None = None
+) -> int:
     """``cluster start|status|stop DIR``: exit 0 when done (status: when every server runs)."""
     if action == "start":
         print(
@@ -277,7 +328,7 @@ def command(action: str, directory: Path, workers: int, cores: int, memory: str)
         from dbt.adapters.spark_embedded.api import JarsNotResolvedError
 
         try:
-            summary = start(directory, workers, cores, memory)
+            summary = start(directory, workers, cores, memory, warehouse)
         except (ServerError, JarsNotResolvedError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -238,6 +238,57 @@ def test_cluster_target_lands_into_its_metastore_and_keeps_checkpoints_in_its_la
     assert target_lakehouse_dir("cluster", ROOT) == tmp_path / "state"
 
 
+def test_the_cluster_target_reaches_an_object_store_warehouse_with_the_s3a_connector(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "s3a://lakehouse/cluster")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://127.0.0.1:9083")
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("CDC_S3_ENDPOINT", "http://127.0.0.1:8333")
+    monkeypatch.setenv("CDC_S3_PATH_STYLE", "true")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-in-the-settings")
+    params = target_spark_parameters("cluster", ROOT)
+    assert params["spark.jars"].split(",")[-2:] == connector  # the executors fetch them
+    assert params["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:8333"
+    assert params["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert "not-in-the-settings" not in str(params)  # credentials: the environment's only
+
+
+def test_a_cluster_metastore_on_an_object_store_gets_the_connector_and_the_endpoint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from types import SimpleNamespace
+
+    from cdc_cluster import standalone
+
+    connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("CDC_S3_ENDPOINT", "http://127.0.0.1:8333")
+    monkeypatch.setenv("CDC_S3_PATH_STYLE", "true")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-in-the-files")
+    postgres = SimpleNamespace(port=5432, database="metastore")
+    metastore = standalone.Metastore(tmp_path / "cluster", postgres, "password", "s3a://lakehouse/cluster")
+    metastore.home.mkdir(parents=True)  # as Server.start does
+    metastore._prepare()
+    site = (metastore.home / "conf" / "core-site.xml").read_text()
+    assert "<name>fs.s3a.endpoint</name><value>http://127.0.0.1:8333</value>" in site
+    assert "<name>fs.s3a.path.style.access</name><value>true</value>" in site
+    assert "not-in-the-files" not in site + (metastore.home / "conf" / "hive-site.xml").read_text()
+    command = metastore._command()
+    classpath = command[command.index("-cp") + 1].split(os.pathsep)
+    assert classpath[-2:] == connector  # after pyspark's jars
+    assert "-Dhive.metastore.warehouse.dir=s3a://lakehouse/cluster" in command
+
+
+def test_a_cluster_warehouse_that_is_not_s3a_is_refused_before_anything_starts(tmp_path) -> None:
+    from cdc_cluster import standalone
+
+    with pytest.raises(standalone.ServerError, match="not an s3a:// URI"):
+        standalone.start(tmp_path / "cluster", warehouse="gs://bucket/cluster")
+    assert not (tmp_path / "cluster" / "postgres").exists()
+
+
 def test_thrift_target_cannot_land(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CDC_THRIFT_HOST", "sts.example")
     with pytest.raises(ProfileError, match="method: session"):

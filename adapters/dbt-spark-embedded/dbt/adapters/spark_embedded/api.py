@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from dbt.adapters.spark_embedded.impl import SparkEmbeddedAdapter
-from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, beyond_spark, jar_paths, service_classpath
+from dbt.adapters.spark_embedded.jars import (
+    JarsNotResolvedError,
+    beyond_spark,
+    jar_paths,
+    object_store_jars,
+    service_classpath,
+)
 from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse, spark_parameters
 from dbt.adapters.spark_embedded.python_submissions import active_session, remote_url
 from dbt.adapters.spark_embedded.services import (
@@ -19,6 +25,7 @@ from dbt.adapters.spark_embedded.services import (
     ServiceError,
     acquire_build_lock,
     answers,
+    hadoop_site,
     is_alive,
     jdbc_url,
     metastore_command,
@@ -48,12 +55,14 @@ __all__ = [
     "answers",
     "beyond_spark",
     "check_lakehouse",
+    "hadoop_site",
     "iceberg_table",
     "is_alive",
     "jar_paths",
     "jdbc_url",
     "metastore_command",
     "metastore_state",
+    "object_store_jars",
     "release_build_lock",
     "remote_url",
     "service_classpath",
