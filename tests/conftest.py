@@ -186,6 +186,22 @@ def dbt(spark) -> Callable[..., object]:
     return run
 
 
+@pytest.fixture(scope="module")
+def object_store(tmp_path_factory):
+    """A real S3-compatible object store on 127.0.0.1 (SeaweedFS, cdc_cluster/object_store.py)
+    under a directory of the module's, with a bucket and credentials of its own; stopped after
+    the module. Skips (fails under CI) when it is not installed (scripts/install_object_store.sh)."""
+    from cdc_cluster.object_store import ObjectStore
+    from tests.helpers.real_servers import require_object_store
+
+    require_object_store()
+    server = ObjectStore(tmp_path_factory.mktemp("object-store"))
+    with server:
+        print(f"object store started in {server.started_in:.1f}s at {server.endpoint}")
+        yield server
+    assert not server.running
+
+
 @pytest.fixture(scope="session")
 def generated_traffic(spark, land, dbt, tmp_path_factory):
     """Every producer's generated traffic, landed in two runs with one build after each

@@ -1,19 +1,29 @@
-"""The `cluster` target on a real Spark standalone cluster (docs/lakehouse.md, "Running on a cluster"):
-`python -m python_ingest cluster start DIR` starts PostgreSQL, the metastore service on it, a
-master and a worker (two cores) on 127.0.0.1 (cdc_cluster/standalone.py); the repository's sample messages
-of every producer are landed with `land --target cluster` and the whole `dbt build --target
-cluster` (Python models included) runs against it, each in a process of its own, as a user runs
-them. The same commands with the local target build a second lakehouse. Then:
+"""The `cluster` target on a real Spark standalone cluster of two workers over an object store
+(docs/lakehouse.md, "Running on a cluster" and "A cluster on an object store"): an S3-compatible
+object store (SeaweedFS, cdc_cluster/object_store.py) on 127.0.0.1; `python -m python_ingest
+cluster start DIR --warehouse s3a://…` starts PostgreSQL, the metastore service on it, a master
+and two workers (one core each, each with work and local directories of its own) on 127.0.0.1
+(cdc_cluster/standalone.py), with the object store's credentials in their environment only. The
+repository's sample messages and the generated traffic of every producer are landed with `land
+--target cluster` and the whole `dbt build --target cluster` (Python models included) runs
+against it, each in a process of its own, as a user runs them. The same commands with the
+local target build a second lakehouse on a local warehouse. Then:
 
 - gold is the same in both: every column of every row of ``gold.cdc_history``, of
   ``gold.cdc_current`` and of the published typed history views;
+- the warehouse is in the bucket: the tables' data and metadata files are objects there, and
+  no table file is anywhere under the cluster's directory (the workers share no disk but the
+  object store);
 - the cluster's work ran on its executors: every application of the cluster had an executor
-  (a JVM of the worker's) that finished tasks, and the build's executor ran the Python models'
-  UDFs on its Python workers;
-- every listener of the cluster's processes, the drivers' included, is on 127.0.0.1;
+  (a JVM of a worker's) that finished tasks, the build's executors on both workers finished
+  tasks, and the Python models' UDFs ran on their Python workers;
+- every listener of the cluster's processes, the drivers' and the object store's included, is
+  on 127.0.0.1;
 - `cluster stop` leaves no process of the cluster behind.
 
-Kept cheap (the suite's time): the bundled sample data, one build per target, one cluster.
+Kept cheap (the suite's time): the sample data and the generated traffic of the shared
+generated-traffic tests (about 4,700 messages), one land and one build per target, one cluster.
+`land` killed and run again against the object store is tests/e2e/test_object_store.py's.
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ from pathlib import Path
 import pytest
 from dbt.adapters.spark_embedded.services import METASTORE_SOURCE
 
+from cdc_cluster.object_store import ObjectStore
+from tests.helpers.generated_traffic import write_all
 from tests.helpers.lakehouse_query import ROOT, queries
 from tests.helpers.processes import kill_group, start_in_group
 from tests.helpers.real_servers import require_cluster_servers
@@ -49,11 +61,17 @@ GOLD = {
 
 
 def pipeline(target: str, work: Path) -> list[list[str]]:
-    """The commands that land the sample messages of every producer and build, for `target`."""
+    """The commands that land the sample messages and the generated traffic of every producer
+    (tests/helpers/generated_traffic.py's files, written under `work`: the same files for the
+    same seeds, its late files after the others) and build, for `target`."""
     land = [sys.executable, "-m", "python_ingest", "land", "--target", target]
     for container in ("jsonl", "kcat"):  # one land process (one Spark application) for all
         for directory in sorted(SAMPLES.glob(f"*/{container}")):
             land += ["--source", f"auto:{container}:{directory}"]
+    _, landings = write_all(work / "generated")
+    for run in ("first", "late"):
+        for landing in landings:
+            land += [f"--source={landing.fmt}:{landing.container}:{path}" for path in getattr(landing, run)]
     return [
         land,
         # The dbt unit tests run once per suite (tests/e2e/test_dbt_project.py), not per target.
@@ -121,15 +139,21 @@ def normalized(rows: list[dict]) -> list[str]:
     )
 
 
+WORKERS = 2
+BUCKET_PREFIX = "cluster"  # the cluster's warehouse: s3a://<bucket>/cluster
+
+
 class Cluster:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, store: ObjectStore) -> None:
         self.directory = directory
+        self.store = store
         self.environment: dict[str, str] = {}
         self.master_ui = ""
 
     def cli(self, action: str, *options: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "python_ingest", "cluster", action, str(self.directory), *options],
+            env={**os.environ, **self.store.environment()},  # the credentials: environment only
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -148,13 +172,15 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> Iterator[Cluster]:
+def cluster(object_store: ObjectStore, tmp_path_factory) -> Iterator[Cluster]:
     require_cluster_servers()
-    home = Cluster(tmp_path_factory.mktemp("cluster"))
+    store = object_store
+    home = Cluster(tmp_path_factory.mktemp("cluster"), store)
     started = time.monotonic()
-    # Two cores: the build's four dbt threads overlap on the executor (with one core the
-    # cluster's build took about 1.4 times the local one, with two about as long).
-    result = home.cli("start", "--worker-cores", "2")
+    # Two workers of one core: the build's four dbt threads overlap on two executors (with one
+    # worker of one core the cluster's build took about 1.4 times the local one).
+    warehouse = f"s3a://{store.bucket}/{BUCKET_PREFIX}"
+    result = home.cli("start", "--workers", str(WORKERS), "--worker-cores", "1", "--warehouse", warehouse)
     groups = home.groups()
     try:
         assert result.returncode == 0, result.stderr[-4000:]
@@ -166,13 +192,14 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
                 home.master_ui = line.split("web UI:")[1].strip()
         print(f"cluster started in {time.monotonic() - started:.1f}s: {home.environment}")
         status = home.cli("status")
-        assert status.returncode == 0 and status.stdout.count("running") == 4, status.stdout
+        assert status.returncode == 0 and status.stdout.count("running") == 3 + WORKERS, status.stdout
+        assert home.environment["CDC_WAREHOUSE_URI"] == warehouse, home.environment
         yield home
     finally:
         stopped = home.cli("stop")
         left = [g for g in groups if _group_alive(g)]
         assert stopped.returncode == 0 and not left, (stopped.stdout, stopped.stderr, left)
-        assert "stopped: worker-1, master, metastore, postgres" in stopped.stdout, stopped.stdout
+        assert "stopped: worker-1, worker-2, master, metastore, postgres" in stopped.stdout, stopped.stdout
 
 
 def _group_alive(group: int) -> bool:
@@ -189,12 +216,18 @@ def runs(cluster: Cluster, tmp_path_factory) -> Iterator[dict]:
     (one after the other: side by side, on two cores, they took longer); gold of both, and
     every listener of the cluster's processes seen meanwhile."""
     work = tmp_path_factory.mktemp("cluster-run")
-    environment = {**cluster.environment, "CDC_DBT_THREADS": "4", "CDC_SHUFFLE_PARTITIONS": "2"}
+    environment = {
+        **cluster.store.environment(),  # the drivers' credentials
+        **cluster.environment,
+        "CDC_DBT_THREADS": "4",
+        "CDC_SHUFFLE_PARTITIONS": "2",
+    }
     lakehouse = Path(cluster.environment["CDC_LAKEHOUSE_DIR"])
-    seen = listeners_of(cluster.groups())
+    groups = {*cluster.groups(), cluster.store.process.pid}
+    seen = listeners_of(groups)
     started = time.monotonic()
     for command in pipeline("cluster", work):
-        run_watched(command, lakehouse, environment, cluster.groups(), seen)
+        run_watched(command, lakehouse, environment, groups, seen)
     on_cluster = queries(lakehouse, list(GOLD.values()), environment={**environment, "DBT_TARGET": "cluster"})
     print(f"cluster: land, build and query in {time.monotonic() - started:.1f}s")
 
@@ -221,6 +254,32 @@ def test_gold_on_the_cluster_equals_gold_of_the_local_target(runs) -> None:
         assert normalized(runs["cluster"][table]) == normalized(rows), table
 
 
+def assert_tables_are_objects(store: ObjectStore, prefix: str) -> None:
+    """Bronze's and gold's tables of the warehouse s3a://<bucket>/<prefix> have their metadata
+    files (and, but for the view gold.cdc_current, data files) as objects in the bucket."""
+    keys = store.client().list_keys(store.bucket, f"{prefix}/")
+    tables = ("bronze.db/raw_ces", "bronze.db/raw_debezium", "gold.db/cdc_history", "gold.db/cdc_current")
+    for table in tables:
+        files = [k for k in keys if k.startswith(f"{prefix}/{table}/")]
+        assert any(k.endswith(".metadata.json") and "/metadata/" in k for k in files), (table, files[:20])
+        if table != "gold.db/cdc_current":  # an Iceberg view: its metadata only
+            assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
+
+
+def test_the_warehouse_is_in_the_bucket_and_on_no_disk_of_the_cluster(cluster: Cluster, runs) -> None:
+    assert_tables_are_objects(cluster.store, BUCKET_PREFIX)
+    # No table file on the machine's disk: not under the workers, the metastore or the lakehouse
+    # directory (landing's checkpoints and the build lock only).
+    table_files = [
+        p
+        for p in cluster.directory.rglob("*")
+        if p.is_file() and (p.suffix in (".parquet", ".avro") or p.name.endswith(".metadata.json"))
+    ]
+    assert table_files == [], table_files[:20]
+    assert not (cluster.directory / "warehouse").exists()
+    assert sorted((cluster.directory / "lakehouse" / "ingest_checkpoints").glob("*.json"))
+
+
 def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> None:
     deadline = time.monotonic() + 60
     while len(apps := cluster.master()["completedapps"]) < 3 and time.monotonic() < deadline:
@@ -228,22 +287,26 @@ def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> No
     apps = sorted(apps, key=lambda app: app["starttime"])
     assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 3, apps  # land, dbt build, query
     assert not cluster.master()["activeapps"]
-    work = cluster.directory / "worker-1" / "work"
-    logs = {app["id"]: sorted((work / app["id"]).glob("*/stderr")) for app in apps}
-    for app, files in logs.items():
-        assert files, f"application {app} had no executor on the worker"
-        assert "Finished task" in "".join(f.read_text() for f in files), f"no task ran on {app}'s executor"
-    build = "".join(f.read_text() for f in logs[apps[1]["id"]])
-    assert len(re.findall("Finished task", build)) > 100
-    # The Python models' UDFs ran in Python workers of the executor (spark.pyspark.python).
-    assert re.search(r"Python\w*Runner: Times", build), "no Python UDF ran on the build's executor"
+    workers = [cluster.directory / f"worker-{n}" / "work" for n in range(1, WORKERS + 1)]
+    logs = {app["id"]: {w: sorted((w / app["id"]).glob("*/stderr")) for w in workers} for app in apps}
+    for app, by_worker in logs.items():
+        files = [f for found in by_worker.values() for f in found]
+        assert files, f"application {app} had no executor on a worker"
+        assert "Finished task" in "".join(f.read_text() for f in files), f"no task ran on {app}'s executors"
+    build = {w: "".join(f.read_text() for f in found) for w, found in logs[apps[1]["id"]].items()}
+    for worker, text in build.items():  # the build's tasks ran on both workers
+        assert len(re.findall("Finished task", text)) > 20, f"the build's executor on {worker.parent.name}"
+    # The Python models' UDFs ran in Python workers of an executor (spark.pyspark.python).
+    assert re.search(r"Python\w*Runner: Times", "".join(build.values())), "no Python UDF ran on an executor"
 
 
-def test_every_listener_of_the_cluster_and_its_drivers_is_on_loopback(runs) -> None:
+def test_every_listener_of_the_cluster_and_its_drivers_is_on_loopback(cluster: Cluster, runs) -> None:
     seen = runs["listeners"]
     programs = {program.split(" (pid")[0] for _, program in seen}
-    # Seen: PostgreSQL, the metastore, master, worker, executors, and the drivers (dbt, land).
+    # Seen: PostgreSQL, the metastore, master, workers, executors, the drivers (dbt, land) and
+    # the object store.
     for expected in (
+        cluster.store.binary.name,
         "postgres",
         METASTORE_SOURCE.stem,
         "org.apache.spark.deploy.master.Master",

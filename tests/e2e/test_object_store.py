@@ -3,7 +3,8 @@ warehouse on an object store"): SeaweedFS on 127.0.0.1 under the test's director
 (cdc_cluster/object_store.py), a bucket created at start, credentials generated for the run
 and passed by environment only.
 
-- Every producer's sample messages are landed (`land`, one process) and the whole `dbt build`
+- Every producer's sample messages and generated traffic (tests/e2e/test_cluster.py's
+  `pipeline`) are landed (`land`, one process) and the whole `dbt build`
   runs with the local target and ``CDC_LAKEHOUSE_WAREHOUSE=s3a://…``, each in a process of its
   own, as a user runs them; the same commands build a second lakehouse on a local warehouse.
   Gold is the same in both, row for row; the tables' data and metadata files are objects in the
@@ -25,10 +26,16 @@ from pathlib import Path
 import pytest
 
 from cdc_cluster.object_store import ObjectStore
-from tests.e2e.test_cluster import GOLD, listeners_of, normalized, pipeline, run_watched
+from tests.e2e.test_cluster import (
+    GOLD,
+    assert_tables_are_objects,
+    listeners_of,
+    normalized,
+    pipeline,
+    run_watched,
+)
 from tests.e2e.test_landing_crashes import CONTAINERS, FORMAT, land_killed_then_again
 from tests.helpers.lakehouse_query import queries
-from tests.helpers.real_servers import require_object_store
 from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
@@ -37,13 +44,9 @@ LOOPBACK_ADDRESS = r"^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]):\d+$"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Iterator[ObjectStore]:
-    require_object_store()
-    server = ObjectStore(tmp_path_factory.mktemp("object-store"))
-    with server:
-        print(f"object store started in {server.started_in:.1f}s at {server.endpoint}")
-        yield server
-    assert not server.running
+def store(object_store: ObjectStore) -> ObjectStore:
+    """The module's object store (tests/conftest.py's fixture `object_store`)."""
+    return object_store
 
 
 def on_store(store: ObjectStore, prefix: str) -> dict[str, str]:
@@ -87,13 +90,7 @@ def test_gold_on_the_object_store_equals_gold_on_a_local_warehouse(runs) -> None
 
 
 def test_the_tables_data_and_metadata_are_objects_in_the_bucket(store: ObjectStore, runs) -> None:
-    keys = store.client().list_keys(store.bucket, "warehouse/")
-    tables = ("bronze.db/raw_ces", "bronze.db/raw_debezium", "gold.db/cdc_history", "gold.db/cdc_current")
-    for table in tables:
-        files = [k for k in keys if k.startswith(f"warehouse/{table}/")]
-        assert any(k.endswith(".metadata.json") and "/metadata/" in k for k in files), (table, files[:20])
-        if table != "gold.db/cdc_current":  # an Iceberg view: its metadata only
-            assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
+    assert_tables_are_objects(store, "warehouse")
     lakehouse: Path = runs["lakehouse"]
     written = {p.suffix for p in lakehouse.rglob("*") if p.is_file() and "metastore_db" not in p.parts}
     assert not written & {".parquet", ".avro"}, sorted(written)  # no table file stays on this machine
