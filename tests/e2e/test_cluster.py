@@ -14,6 +14,7 @@ local target build a second lakehouse on a local warehouse. Then:
 - the warehouse is in the bucket: the tables' data and metadata files are objects there, and
   no table file is anywhere under the cluster's directory (the workers share no disk but the
   object store);
+- the SQL endpoint of the cluster target (`lakehouse start --target cluster`) answers from it;
 - the cluster's work ran on its executors: every application of the cluster had an executor
   (a JVM of a worker's) that finished tasks, the build's executors on both workers finished
   tasks, and the Python models' UDFs ran on their Python workers;
@@ -42,6 +43,7 @@ import pytest
 from dbt.adapters.spark_embedded.services import METASTORE_SOURCE
 
 from cdc_cluster.object_store import ObjectStore
+from cdc_cluster.servers import free_port
 from tests.helpers.generated_traffic import write_all
 from tests.helpers.lakehouse_query import ROOT, queries
 from tests.helpers.processes import kill_group, start_in_group
@@ -60,18 +62,29 @@ GOLD = {
 }
 
 
-def pipeline(target: str, work: Path) -> list[list[str]]:
-    """The commands that land the sample messages and the generated traffic of every producer
-    (tests/helpers/generated_traffic.py's files, written under `work`: the same files for the
-    same seeds, its late files after the others) and build, for `target`."""
+def generated_sources(root: Path) -> list[str]:
+    """The `land` arguments of the generated traffic of every producer
+    (tests/helpers/generated_traffic.py's files, written under `root`), its late files after the
+    others. Both lakehouses compared land the same files: a message's id is made of its file's
+    path, and it decides which of two copies landed in one chunk counts as the first (the copy
+    whose source offset a PostgreSQL change's `sequence` carries)."""
+    _, landings = write_all(root)
+    return [
+        f"--source={landing.fmt}:{landing.container}:{path}"
+        for run in ("first", "late")
+        for landing in landings
+        for path in getattr(landing, run)
+    ]
+
+
+def pipeline(target: str, work: Path, generated: list[str]) -> list[list[str]]:
+    """The commands that land the sample messages of every producer and the `generated` sources
+    (:func:`generated_sources`), and build, for `target`."""
     land = [sys.executable, "-m", "python_ingest", "land", "--target", target]
     for container in ("jsonl", "kcat"):  # one land process (one Spark application) for all
         for directory in sorted(SAMPLES.glob(f"*/{container}")):
             land += ["--source", f"auto:{container}:{directory}"]
-    _, landings = write_all(work / "generated")
-    for run in ("first", "late"):
-        for landing in landings:
-            land += [f"--source={landing.fmt}:{landing.container}:{path}" for path in getattr(landing, run)]
+    land += generated
     return [
         land,
         # The dbt unit tests run once per suite (tests/e2e/test_dbt_project.py), not per target.
@@ -226,26 +239,56 @@ def runs(cluster: Cluster, tmp_path_factory) -> Iterator[dict]:
     groups = {*cluster.groups(), cluster.store.process.pid}
     seen = listeners_of(groups)
     started = time.monotonic()
-    for command in pipeline("cluster", work):
+    generated = generated_sources(tmp_path_factory.mktemp("generated"))
+    for command in pipeline("cluster", work, generated):
         run_watched(command, lakehouse, environment, groups, seen)
     on_cluster = queries(lakehouse, list(GOLD.values()), environment={**environment, "DBT_TARGET": "cluster"})
     print(f"cluster: land, build and query in {time.monotonic() - started:.1f}s")
+    endpoint_counts = endpoint_answers(lakehouse, environment, groups, seen)
 
     work = tmp_path_factory.mktemp("local-run")
     lakehouse = work / "lakehouse"
     started = time.monotonic()
     try:
-        for command in pipeline("local", work):
+        for command in pipeline("local", work, generated):
             run_watched(command, lakehouse, {}, set(), set())
         local = queries(lakehouse, list(GOLD.values()))
         print(f"local: land, build and query in {time.monotonic() - started:.1f}s")
         yield {
             "cluster": dict(zip(GOLD, on_cluster, strict=True)),
+            "endpoint_counts": endpoint_counts,
             "local": dict(zip(GOLD, local, strict=True)),
             "listeners": seen,
         }
     finally:
         stop_services(lakehouse)
+
+
+def endpoint_answers(lakehouse: Path, environment: dict[str, str], groups: set[int], seen: set) -> dict:
+    """Start the SQL endpoint of the cluster target (`lakehouse start --target cluster`: a Spark
+    Thrift Server whose queries run on the cluster's executors), count each gold table's rows
+    through it with a SQL client, and stop it; its listeners are added to `seen`."""
+    from pyhive import hive
+
+    port = free_port()
+    command = [sys.executable, "-m", "python_ingest", "lakehouse"]
+    start = [*command, "start", "--target", "cluster", "--port", str(port)]
+    run_watched(start, lakehouse, environment, groups, seen)
+    try:
+        state = json.loads((lakehouse / "services" / "sql-endpoint.json").read_text())
+        seen |= listeners_of({*groups, int(state["pid"])})
+        connection = hive.connect(host="127.0.0.1", port=port, username="analyst")
+        try:
+            cursor = connection.cursor()
+            counts = {}
+            for table in GOLD:
+                cursor.execute(f"select count(*) from {table}")
+                counts[table] = cursor.fetchall()[0][0]
+        finally:
+            connection.close()
+    finally:
+        run_watched([*command, "stop", "--target", "cluster"], lakehouse, environment, set(), set())
+    return counts
 
 
 def test_gold_on_the_cluster_equals_gold_of_the_local_target(runs) -> None:
@@ -266,6 +309,11 @@ def assert_tables_are_objects(store: ObjectStore, prefix: str) -> None:
             assert any(k.endswith(".parquet") and "/data/" in k for k in files), (table, files[:20])
 
 
+def test_the_sql_endpoint_answers_from_gold_on_the_cluster(runs) -> None:
+    counts = {table: len(rows) for table, rows in runs["cluster"].items()}
+    assert runs["endpoint_counts"] == counts
+
+
 def test_the_warehouse_is_in_the_bucket_and_on_no_disk_of_the_cluster(cluster: Cluster, runs) -> None:
     assert_tables_are_objects(cluster.store, BUCKET_PREFIX)
     # No table file on the machine's disk: not under the workers, the metastore or the lakehouse
@@ -282,10 +330,11 @@ def test_the_warehouse_is_in_the_bucket_and_on_no_disk_of_the_cluster(cluster: C
 
 def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> None:
     deadline = time.monotonic() + 60
-    while len(apps := cluster.master()["completedapps"]) < 3 and time.monotonic() < deadline:
+    while len(apps := cluster.master()["completedapps"]) < 4 and time.monotonic() < deadline:
         time.sleep(1)
     apps = sorted(apps, key=lambda app: app["starttime"])
-    assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 3, apps  # land, dbt build, query
+    # land, dbt build, a query, the SQL endpoint
+    assert [app["name"] for app in apps] == ["cdc-lakehouse"] * 3 + ["cdc-lakehouse-sql-endpoint"], apps
     assert not cluster.master()["activeapps"]
     workers = [cluster.directory / f"worker-{n}" / "work" for n in range(1, WORKERS + 1)]
     logs = {app["id"]: {w: sorted((w / app["id"]).glob("*/stderr")) for w in workers} for app in apps}

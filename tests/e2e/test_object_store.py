@@ -29,6 +29,7 @@ from cdc_cluster.object_store import ObjectStore
 from tests.e2e.test_cluster import (
     GOLD,
     assert_tables_are_objects,
+    generated_sources,
     listeners_of,
     normalized,
     pipeline,
@@ -65,11 +66,12 @@ def runs(store: ObjectStore, tmp_path_factory) -> Iterator[dict]:
     on_object_store = work / "lakehouse"
     local_work = tmp_path_factory.mktemp("local-warehouse-run")
     local = local_work / "lakehouse"
+    generated = generated_sources(tmp_path_factory.mktemp("generated"))
     try:
-        for command in pipeline("local", work):
+        for command in pipeline("local", work, generated):
             run_watched(command, on_object_store, environment, groups, seen)
         gold = queries(on_object_store, list(GOLD.values()), environment=environment)
-        for command in pipeline("local", local_work):
+        for command in pipeline("local", local_work, generated):
             run_watched(command, local, {"CDC_SHUFFLE_PARTITIONS": "2"}, set(), set())
         local_gold = queries(local, list(GOLD.values()), environment={"CDC_SHUFFLE_PARTITIONS": "2"})
         yield {

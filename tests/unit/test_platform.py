@@ -238,17 +238,25 @@ def test_cluster_target_lands_into_its_metastore_and_keeps_checkpoints_in_its_la
     assert target_lakehouse_dir("cluster", ROOT) == tmp_path / "state"
 
 
+def object_store_endpoint(monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
+    """The environment of an S3-compatible endpoint on 127.0.0.1 and a secret key."""
+    monkeypatch.setenv("CDC_S3_ENDPOINT", "http://127.0.0.1:8333")
+    monkeypatch.setenv("CDC_S3_PATH_STYLE", "true")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+
+
 def test_the_cluster_target_reaches_an_object_store_warehouse_with_the_s3a_connector(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
-    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
-    monkeypatch.setenv("CDC_WAREHOUSE_URI", "s3a://lakehouse/cluster")
-    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://127.0.0.1:9083")
-    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CDC_S3_ENDPOINT", "http://127.0.0.1:8333")
-    monkeypatch.setenv("CDC_S3_PATH_STYLE", "true")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-in-the-settings")
+    object_store_endpoint(monkeypatch, "not-in-the-settings")
+    for name, value in {
+        "CDC_SPARK_MASTER": "spark://127.0.0.1:7077",
+        "CDC_WAREHOUSE_URI": "s3a://lakehouse/cluster",
+        "CDC_METASTORE_URI": "thrift://127.0.0.1:9083",
+        "CDC_LAKEHOUSE_DIR": str(tmp_path / "state"),
+    }.items():
+        monkeypatch.setenv(name, value)
     params = target_spark_parameters("cluster", ROOT)
     assert params["spark.jars"].split(",")[-2:] == connector  # the executors fetch them
     assert params["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:8333"
@@ -264,9 +272,7 @@ def test_a_cluster_metastore_on_an_object_store_gets_the_connector_and_the_endpo
     from cdc_cluster import standalone
 
     connector = fake_object_store_jars(monkeypatch, tmp_path / "cache")
-    monkeypatch.setenv("CDC_S3_ENDPOINT", "http://127.0.0.1:8333")
-    monkeypatch.setenv("CDC_S3_PATH_STYLE", "true")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-in-the-files")
+    object_store_endpoint(monkeypatch, "not-in-the-files")
     postgres = SimpleNamespace(port=5432, database="metastore")
     metastore = standalone.Metastore(tmp_path / "cluster", postgres, "password", "s3a://lakehouse/cluster")
     metastore.home.mkdir(parents=True)  # as Server.start does

@@ -122,16 +122,21 @@ def _cached(coordinate: str) -> list[str] | None:
     return paths if paths and all(os.path.isfile(p) for p in paths) else None
 
 
-def jar_paths(name: str) -> list[str]:
-    """The jar files of `COORDINATES[name]` and its dependencies, from the cache."""
-    coordinate = COORDINATES[name]
+def _resolved(coordinate: str, what: str, step: str) -> list[str]:
+    """The cached jar files of `coordinate`, or JarsNotResolvedError naming `what` it is and the
+    set-up `step` that fetches it."""
     paths = _cached(coordinate)
     if paths is None:
         raise JarsNotResolvedError(
-            f"The jar {coordinate} is not in the jar cache {cache_dir()}: run scripts/setup.sh, which "
-            f"fetches it from Maven Central (or set {CACHE_ENV} to a cache made on another machine)."
+            f"The {what} is not in the jar cache {cache_dir()}: run {step}, which fetches it from "
+            f"Maven Central (or set {CACHE_ENV} to a cache made on another machine)."
         )
     return paths
+
+
+def jar_paths(name: str) -> list[str]:
+    """The jar files of `COORDINATES[name]` and its dependencies, from the cache."""
+    return _resolved(COORDINATES[name], f"jar {COORDINATES[name]}", "scripts/setup.sh")
 
 
 def artifact_jar(name: str) -> str:
@@ -155,28 +160,16 @@ def beyond_spark(paths: list[str], spark_jars: Path) -> list[str]:
 def object_store_jars(name: str = "s3a") -> list[str]:
     """The jar files of `OBJECT_STORE_COORDINATES[name]` and its dependencies, from the cache."""
     coordinate = OBJECT_STORE_COORDINATES[name]
-    paths = _cached(coordinate)
-    if paths is None:
-        raise JarsNotResolvedError(
-            f"The jars {coordinate} (a warehouse on an object store) are not in the jar cache "
-            f"{cache_dir()}: run `.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars "
-            f"--object-store`, which fetches them from Maven Central (or set {CACHE_ENV} to a cache "
-            "made on another machine)."
-        )
+    step = "`.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --object-store`"
+    paths = _resolved(coordinate, f"connector {coordinate} (a warehouse on an object store)", step)
     return [os.path.normpath(p) for p in paths]
 
 
 def service_classpath(name: str) -> str:
     """The class path (``os.pathsep``-joined jar files) of `SERVICE_COORDINATES[name]`, from the cache."""
     coordinate = SERVICE_COORDINATES[name]
-    paths = _cached(coordinate)
-    if paths is None:
-        raise JarsNotResolvedError(
-            f"The jars {coordinate} are not in the jar cache {cache_dir()}: run "
-            "`.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services` (scripts/test.sh "
-            f"does), which fetches them from Maven Central (or set {CACHE_ENV} to a cache made on another "
-            "machine)."
-        )
+    step = "`.venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services` (scripts/test.sh does)"
+    paths = _resolved(coordinate, f"server's jar {coordinate}", step)
     if any("_2.13-" in os.path.basename(p) for p in paths):
         # Spark's resolver leaves scala-library out of every resolution (a Spark application has
         # Spark's own), so a Scala 2.13 server gets pyspark's: 2.13.16, as Kafka 4.1.1 is built.

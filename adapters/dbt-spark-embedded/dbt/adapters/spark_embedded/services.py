@@ -574,12 +574,18 @@ def start_sql_endpoint(
         # only `spark.jars` adds are not found there (NoClassDefFoundError in Iceberg's catalog).
         # Hive's LLAP classes: closing a session may load Hive's function registry, which
         # needs them (jars.COORDINATES, "hive-llap-common").
+        # The S3A connector's jars of a warehouse on an object store go after pyspark's instead
+        # ($SPARK_DIST_CLASSPATH, which Spark's launcher appends): the AWS SDK bundle carries an
+        # slf4j 1.7 API that must not shadow Spark's.
         try:
             llap = artifact_jar("hive-llap-common")
+            warehouse = params.get("spark.sql.warehouse.dir", "")
+            after_spark = set(object_store_jars()) if warehouse.startswith(OBJECT_STORE_SCHEME) else set()
         except JarsNotResolvedError as exc:
             raise ServiceError(f"the SQL endpoint cannot start: {exc}") from exc
         classpath = [jar for jar in params.get("spark.jars", "").split(",") if jar]
-        params["spark.driver.extraClassPath"] = os.pathsep.join([*classpath, llap])
+        ahead = [jar for jar in classpath if jar not in after_spark]
+        params["spark.driver.extraClassPath"] = os.pathsep.join([*ahead, llap])
         submit = Path(spark_jars_dir()).parent / "bin" / "spark-submit"
         command = [str(submit), "--class", THRIFT_SERVER_CLASS]
         for key, value in params.items():
@@ -591,6 +597,9 @@ def start_sql_endpoint(
             "HIVE_SERVER2_THRIFT_PORT": str(port),
             "PYSPARK_PYTHON": sys.executable,
         }
+        if after_spark:
+            behind = [jar for jar in classpath if jar in after_spark]
+            environment["SPARK_DIST_CLASSPATH"] = os.pathsep.join(behind)
         process = _spawn(command, log, root, environment)
         state = {
             "pid": process.pid,
