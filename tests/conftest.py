@@ -42,8 +42,8 @@ UNIT_TESTS_ENV = "CDC_DBT_UNIT_TESTS"  # dbt_project.yml enables the dbt unit te
 # expect them new). Keep the list in step with pytest's --durations.
 OWN_LAKEHOUSE_LONGEST_FIRST = (
     "tests/e2e/test_shared_lakehouse.py",
-    "tests/e2e/test_cluster.py",
     "tests/e2e/test_object_store.py",
+    "tests/e2e/test_cluster.py",
     "tests/e2e/test_hostile_input.py",
     "tests/e2e/test_kafka_landing.py",
     "tests/e2e/test_landing_crashes.py",
