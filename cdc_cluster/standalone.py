@@ -44,7 +44,6 @@ import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 from cdc_cluster.servers import (
     LOOPBACK,
@@ -59,7 +58,6 @@ from cdc_cluster.servers import (
 )
 
 SUMMARY = "cluster.json"
-OBJECT_STORE_SCHEME = "s3a://"
 S3_ENVIRONMENT = ("CDC_S3_ENDPOINT", "CDC_S3_PATH_STYLE", "AWS_REGION")
 METASTORE_DATABASE = "metastore"
 METASTORE_USER = "hive"
@@ -96,9 +94,11 @@ class Metastore(Server):
         super().__init__(directory)
         self.port = free_port()
         self.postgres, self.password, self.warehouse = postgres, password, warehouse
-        self.object_store_jars: list[str] = []
+        self.object_store: list[str] = []  # a warehouse on an object store: its conf folder, jars
 
     def _prepare(self) -> None:
+        from dbt.adapters.spark_embedded.api import OBJECT_STORE_SCHEME, hadoop_site, object_store_classpath
+
         conf = self.home / "conf"
         conf.mkdir(exist_ok=True)
         settings = {
@@ -109,29 +109,24 @@ class Metastore(Server):
             "javax.jdo.option.ConnectionUserName": METASTORE_USER,
             "javax.jdo.option.ConnectionPassword": self.password,
         }
-        properties = "".join(
-            f"  <property><name>{name}</name><value>{escape(value)}</value></property>\n"
-            for name, value in settings.items()
-        )
         site = conf / "hive-site.xml"
         site.touch(mode=0o600)
-        site.write_text(f"<configuration>\n{properties}</configuration>\n", encoding="utf-8")
+        site.write_text(hadoop_site(settings), encoding="utf-8")
         if self.warehouse.startswith(OBJECT_STORE_SCHEME):
-            from dbt.adapters.spark_embedded.api import hadoop_site, object_store_jars
-
             # Hive 2.3 checks and creates every database's and table's directory through
-            # Hadoop's file system: the S3A connector, its endpoint settings, no credentials.
-            (conf / "core-site.xml").write_text(hadoop_site(s3a_settings()), encoding="utf-8")
-            self.object_store_jars = object_store_jars()
+            # Hadoop's file system: a folder with the S3A endpoint settings (no credentials), and
+            # the connector's jars.
+            self.object_store = object_store_classpath(self.home, self.warehouse, s3a_settings())
 
     def _command(self) -> list[str]:
         from dbt.adapters.spark_embedded.api import metastore_command, service_classpath
 
         driver = service_classpath("metastore-postgresql").split(os.pathsep)
         properties = {"hive.metastore.warehouse.dir": self.warehouse}
+        folders, connector = self.object_store[:1], self.object_store[1:]
         # The connector's jars after pyspark's (the AWS SDK bundle carries an slf4j 1.7 API).
         return metastore_command(
-            properties, self.port, 0, [str(self.home / "conf"), *driver], self.object_store_jars
+            properties, self.port, 0, [str(self.home / "conf"), *folders, *driver], connector
         )
 
     def _ready(self) -> bool:
@@ -246,6 +241,8 @@ def start(
     if any(state["alive"] for state in recorded.values()):
         running = ", ".join(name for name, state in recorded.items() if state["alive"])
         raise ServerError(f"part of a cluster runs under {directory} ({running}): stop it first")
+    from dbt.adapters.spark_embedded.api import OBJECT_STORE_SCHEME
+
     if warehouse and not warehouse.startswith(OBJECT_STORE_SCHEME):
         raise ServerError(f"the warehouse {warehouse} is not an {OBJECT_STORE_SCHEME} URI: docs/lakehouse.md")
     lakehouse = directory / "lakehouse"
@@ -325,11 +322,11 @@ def command(
             file=sys.stderr,
             flush=True,
         )
-        from dbt.adapters.spark_embedded.api import JarsNotResolvedError
+        from dbt.adapters.spark_embedded.api import JarsNotResolvedError, ServiceError
 
         try:
             summary = start(directory, workers, cores, memory, warehouse)
-        except (ServerError, JarsNotResolvedError) as exc:
+        except (ServerError, JarsNotResolvedError, ServiceError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         print(exports(summary))

@@ -166,7 +166,7 @@ def test_the_metastore_of_an_s3a_warehouse_gets_the_connector_and_the_s3a_settin
     lakehouse, warehouse, s3a = started["args"]
     assert (lakehouse, warehouse) == (str(tmp_path), "s3a://bucket/wh")
     assert s3a == {"fs.s3a.endpoint": "http://127.0.0.1:9000", "fs.s3a.path.style.access": "true"}
-    classpath = services._object_store_classpath(tmp_path, warehouse, s3a)
+    classpath = services.object_store_classpath(tmp_path, warehouse, s3a)
     assert classpath[1:] == connector
     site = (Path(classpath[0]) / "core-site.xml").read_text()
     assert "<name>fs.s3a.endpoint</name><value>http://127.0.0.1:9000</value>" in site
@@ -277,13 +277,14 @@ def test_a_cluster_metastore_on_an_object_store_gets_the_connector_and_the_endpo
     metastore = standalone.Metastore(tmp_path / "cluster", postgres, "password", "s3a://lakehouse/cluster")
     metastore.home.mkdir(parents=True)  # as Server.start does
     metastore._prepare()
-    site = (metastore.home / "conf" / "core-site.xml").read_text()
+    site = (metastore.home / "metastore-conf" / "core-site.xml").read_text()
     assert "<name>fs.s3a.endpoint</name><value>http://127.0.0.1:8333</value>" in site
     assert "<name>fs.s3a.path.style.access</name><value>true</value>" in site
     assert "not-in-the-files" not in site + (metastore.home / "conf" / "hive-site.xml").read_text()
     command = metastore._command()
     classpath = command[command.index("-cp") + 1].split(os.pathsep)
     assert classpath[-2:] == connector  # after pyspark's jars
+    assert str(metastore.home / "metastore-conf") in classpath[: classpath.index(connector[0])]
     assert "-Dhive.metastore.warehouse.dir=s3a://lakehouse/cluster" in command
 
 

@@ -14,7 +14,6 @@ from dbt.adapters.spark_embedded.jars import (
     JarsNotResolvedError,
     beyond_spark,
     jar_paths,
-    object_store_jars,
     service_classpath,
 )
 from dbt.adapters.spark_embedded.lakehouse import LakehouseConfigError, check_lakehouse, spark_parameters
@@ -22,6 +21,7 @@ from dbt.adapters.spark_embedded.python_submissions import active_session, remot
 from dbt.adapters.spark_embedded.services import (
     ENGINE_USER,
     LOOPBACK,
+    OBJECT_STORE_SCHEME,
     ServiceError,
     acquire_build_lock,
     answers,
@@ -30,6 +30,7 @@ from dbt.adapters.spark_embedded.services import (
     jdbc_url,
     metastore_command,
     metastore_state,
+    object_store_classpath,
     release_build_lock,
     services_dir,
     spark_jars_dir,
@@ -47,6 +48,7 @@ def iceberg_table(name: str) -> Any:
 __all__ = [
     "ENGINE_USER",
     "LOOPBACK",
+    "OBJECT_STORE_SCHEME",
     "JarsNotResolvedError",
     "LakehouseConfigError",
     "ServiceError",
@@ -62,7 +64,7 @@ __all__ = [
     "jdbc_url",
     "metastore_command",
     "metastore_state",
-    "object_store_jars",
+    "object_store_classpath",
     "release_build_lock",
     "remote_url",
     "service_classpath",

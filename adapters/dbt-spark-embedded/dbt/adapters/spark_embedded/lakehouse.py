@@ -40,11 +40,15 @@ from collections.abc import Mapping
 from dbt.adapters.spark_embedded.class_archive import SPARK_DRIVER, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar, object_store_jars
-from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, LOG4J_CONFIG
+from dbt.adapters.spark_embedded.services import (
+    JVM_OPTIONS,
+    LAKEHOUSE_CONF,
+    LOG4J_CONFIG,
+    OBJECT_STORE_SCHEME,
+)
 
 ICEBERG_JAR_ENV = "CDC_ICEBERG_JAR"
 WAREHOUSE = "spark.sql.warehouse.dir"
-OBJECT_STORE_SCHEMES = ("s3a://",)  # through Hadoop's S3A connector (jars.OBJECT_STORE_COORDINATES)
 
 
 class LakehouseConfigError(RuntimeError):
@@ -110,7 +114,7 @@ def on_object_store(warehouse: str | None) -> bool:
     S3A; refuses, in one line, a scheme it cannot reach (``s3://``, ``s3n://``, ``gs://``...)."""
     if not warehouse or "://" not in warehouse or warehouse.startswith("file:"):
         return False
-    if warehouse.startswith(OBJECT_STORE_SCHEMES):
+    if warehouse.startswith(OBJECT_STORE_SCHEME):  # Hadoop's S3A connector (jars.OBJECT_STORE_COORDINATES)
         return True
     scheme = warehouse.split("://", 1)[0]
     if scheme in ("s3", "s3n"):

@@ -278,13 +278,15 @@ def hadoop_site(settings: dict[str, str]) -> str:
     return f'<?xml version="1.0"?>\n<configuration>\n{properties}</configuration>\n'
 
 
-def _object_store_classpath(directory: Path, warehouse: str, s3a: dict[str, str]) -> list[str]:
+def object_store_classpath(directory: Path, warehouse: str, s3a: dict[str, str]) -> list[str]:
     """The metastore service's class path beyond pyspark's for a warehouse on an object store:
-    a folder with the core-site.xml of the profile's S3A settings (HiveConf reads only Hive's own
-    settings from -D properties; Hive 2.3 checks and creates every database's and table's
-    directory through Hadoop's file system), then the S3A connector's jars, which go after
-    pyspark's (the AWS SDK bundle carries an slf4j 1.7 API). No credentials are written: S3A
-    reads them from the service's environment, its starter's."""
+    a folder (`directory`/metastore-conf) with the core-site.xml of the S3A settings `s3a`
+    (HiveConf reads only Hive's own settings from -D properties; Hive 2.3 checks and creates
+    every database's and table's directory through Hadoop's file system), then the S3A
+    connector's jars, which go after pyspark's (the AWS SDK bundle carries an slf4j 1.7 API).
+    No credentials are written: S3A reads them from the service's environment, its starter's.
+    The lakehouse's metastore service and a standalone cluster's (cdc_cluster/standalone.py)
+    both use it."""
     try:
         jars = object_store_jars()
     except JarsNotResolvedError as exc:
@@ -330,7 +332,7 @@ def ensure_metastore(
             "derby.stream.error.file": str(root / "derby.log"),
         }
         classpath = (
-            _object_store_classpath(directory, warehouse, s3a or {})
+            object_store_classpath(directory, warehouse, s3a or {})
             if warehouse.startswith(OBJECT_STORE_SCHEME)
             else []
         )
