@@ -45,7 +45,7 @@ from dbt.adapters.spark_embedded.services import METASTORE_SOURCE
 from cdc_cluster.object_store import ObjectStore
 from cdc_cluster.servers import free_port
 from tests.helpers.generated_traffic import write_all
-from tests.helpers.lakehouse_query import ROOT, queries
+from tests.helpers.lakehouse_query import ROOT, endpoint_rows, queries
 from tests.helpers.processes import kill_group, start_in_group
 from tests.helpers.real_servers import require_cluster_servers
 from tests.helpers.services import stop_services
@@ -187,12 +187,11 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(object_store: ObjectStore, tmp_path_factory) -> Iterator[Cluster]:
     require_cluster_servers()
-    store = object_store
-    home = Cluster(tmp_path_factory.mktemp("cluster"), store)
+    home = Cluster(tmp_path_factory.mktemp("cluster"), object_store)
     started = time.monotonic()
     # Two workers of one core: the build's four dbt threads overlap on two executors (with one
     # worker of one core the cluster's build took about 1.4 times the local one).
-    warehouse = f"s3a://{store.bucket}/{BUCKET_PREFIX}"
+    warehouse = f"s3a://{object_store.bucket}/{BUCKET_PREFIX}"
     result = home.cli("start", "--workers", str(WORKERS), "--worker-cores", "1", "--warehouse", warehouse)
     groups = home.groups()
     try:
@@ -268,8 +267,6 @@ def endpoint_answers(lakehouse: Path, environment: dict[str, str], groups: set[i
     """Start the SQL endpoint of the cluster target (`lakehouse start --target cluster`: a Spark
     Thrift Server whose queries run on the cluster's executors), count each gold table's rows
     through it with a SQL client, and stop it; its listeners are added to `seen`."""
-    from pyhive import hive
-
     port = free_port()
     command = [sys.executable, "-m", "python_ingest", "lakehouse"]
     start = [*command, "start", "--target", "cluster", "--port", str(port)]
@@ -277,15 +274,7 @@ def endpoint_answers(lakehouse: Path, environment: dict[str, str], groups: set[i
     try:
         state = json.loads((lakehouse / "services" / "sql-endpoint.json").read_text())
         seen |= listeners_of({*groups, int(state["pid"])})
-        connection = hive.connect(host="127.0.0.1", port=port, username="analyst")
-        try:
-            cursor = connection.cursor()
-            counts = {}
-            for table in GOLD:
-                cursor.execute(f"select count(*) from {table}")
-                counts[table] = cursor.fetchall()[0][0]
-        finally:
-            connection.close()
+        counts = {table: endpoint_rows(port, f"select count(*) from {table}")[0][0] for table in GOLD}
     finally:
         run_watched([*command, "stop", "--target", "cluster"], lakehouse, environment, set(), set())
     return counts
@@ -345,6 +334,7 @@ def test_the_cluster_ran_the_work_on_its_executors(cluster: Cluster, runs) -> No
     build = {w: "".join(f.read_text() for f in found) for w, found in logs[apps[1]["id"]].items()}
     for worker, text in build.items():  # the build's tasks ran on both workers
         assert len(re.findall("Finished task", text)) > 20, f"the build's executor on {worker.parent.name}"
+    assert len(re.findall("Finished task", "".join(build.values()))) > 100
     # The Python models' UDFs ran in Python workers of an executor (spark.pyspark.python).
     assert re.search(r"Python\w*Runner: Times", "".join(build.values())), "no Python UDF ran on an executor"
 

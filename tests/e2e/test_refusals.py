@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from python_ingest.containers import file_uri
+from tests.helpers.lakehouse_query import endpoint_rows
 from tests.helpers.processes import kill_group, start_in_group
 from tests.helpers.services import stop_services
 
@@ -250,15 +251,9 @@ def test_ctrl_c_and_sigterm_on_land_say_what_was_committed_and_the_next_run_resu
             [sys.executable, "-m", "python_ingest", "lakehouse", "start", "--port", str(port)], lakehouse
         )
         assert code == 0, (output, errors)
-        from pyhive import hive
-
-        connection = hive.connect(host="127.0.0.1", port=port, username="test")
-        try:
-            cursor = connection.cursor()
-            cursor.execute("select count(*), count(distinct message_id) from bronze.raw_ces")
-            assert cursor.fetchall() == [(200_000, 200_000)]
-        finally:
-            connection.close()
+        counting = "select count(*), count(distinct message_id) from bronze.raw_ces"
+        counted = endpoint_rows(port, counting, "test")
+        assert counted == [(200_000, 200_000)]
 
         # Another lakehouse wanting that port is told whose endpoint holds it.
         other = tmp_path / "other"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.lakehouse_query import ROOT, query
+from tests.helpers.lakehouse_query import ROOT, endpoint_rows, query
 from tests.helpers.processes import Watch
 from tests.helpers.services import stop_services
 
@@ -76,15 +76,7 @@ class Lakehouse:
         return process.returncode, output
 
     def sql(self, statement: str) -> list[tuple]:
-        from pyhive import hive
-
-        connection = hive.connect(host="127.0.0.1", port=self.port, username="analyst")
-        try:
-            cursor = connection.cursor()
-            cursor.execute(statement)
-            return cursor.fetchall()
-        finally:
-            connection.close()
+        return endpoint_rows(self.port, statement)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Run one SQL query against a lakehouse in a process of its own and print its rows as JSON.
+"""Run one SQL query against a lakehouse in a process of its own and print its rows as JSON
+(and, :func:`endpoint_rows`, query a running SQL endpoint).
 
 The test session's Spark holds its own lakehouse's embedded metastore, so a test that
 lands into another lakehouse (in subprocesses) reads it back through this module:
@@ -44,6 +45,20 @@ def queries(
     if result.returncode != 0:
         raise AssertionError(f"query failed ({result.returncode}): {sqls}\n{result.stderr[-3000:]}")
     return [json.loads(line) for line in result.stdout.splitlines()[-len(sqls) :]]
+
+
+def endpoint_rows(port: int, sql: str, user: str = "analyst") -> list[tuple]:
+    """The rows of `sql` from a SQL endpoint (HiveServer2) on 127.0.0.1:`port`, through a SQL
+    client (PyHive), as an analyst queries it."""
+    from pyhive import hive
+
+    connection = hive.connect(host="127.0.0.1", port=port, username=user)
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql)
+        return cursor.fetchall()
+    finally:
+        connection.close()
 
 
 def main() -> None:
