@@ -58,10 +58,14 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 # work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
 # that work once. The generated-traffic files (one per producer), and the one of live rows,
 # check one landing of every producer's traffic in two runs with one build after each
-# (fixture generated_traffic).
+# (fixture generated_traffic); the object-store and cluster files compare gold with one local
+# build of the same messages (fixture local_reference).
 SHARED_WORK = {
     **{f"tests/e2e/test_{producer}_generated.py": "generated traffic" for producer in generated_producers()},
     "tests/e2e/test_generated_live_rows.py": "generated traffic",
+    # Both compare their gold with one build on a local warehouse (fixture local_reference).
+    "tests/e2e/test_object_store.py": "local reference",
+    "tests/e2e/test_cluster.py": "local reference",
 }
 
 
@@ -209,3 +213,34 @@ def generated_traffic(spark, land, dbt, tmp_path_factory):
     from tests.helpers.generated_traffic import land_and_build
 
     return land_and_build(spark, land, dbt, tmp_path_factory.mktemp("generated"))
+
+
+@dataclass
+class LocalReference:
+    """What tests/e2e/test_object_store.py and tests/e2e/test_cluster.py compare their gold with."""
+
+    generated: list[str]  # the `land` sources of the generated traffic, which they land too
+    gold: dict[str, list]  # each gold table's rows (tests/e2e/test_cluster.py's GOLD)
+
+
+@pytest.fixture(scope="session")
+def local_reference(tmp_path_factory) -> LocalReference:
+    """Every producer's sample messages and generated traffic landed and built with the local
+    target on a local warehouse, each command in a process of its own as a user runs it
+    (tests/e2e/test_cluster.py's `pipeline`), and its gold. A lakehouse that lands the same
+    `generated` sources (the same files: a message's id is made of its file's path) builds the
+    same gold on any warehouse and target. SHARED_WORK runs the files that use it in one test
+    process, which builds it once."""
+    from tests.e2e.test_cluster import GOLD, generated_sources, pipeline, run_watched
+    from tests.helpers.lakehouse_query import queries
+
+    generated = generated_sources(tmp_path_factory.mktemp("generated"))
+    work = tmp_path_factory.mktemp("local-run")
+    lakehouse = work / "lakehouse"
+    try:
+        for command in pipeline("local", work, generated):
+            run_watched(command, lakehouse, {}, set(), set())
+        gold = dict(zip(GOLD, queries(lakehouse, list(GOLD.values())), strict=True))
+    finally:
+        stop_services(lakehouse)
+    return LocalReference(generated, gold)

@@ -7,7 +7,8 @@ and two workers (one core each, each with work and local directories of its own)
 repository's sample messages and the generated traffic of every producer are landed with `land
 --target cluster` and the whole `dbt build --target cluster` (Python models included) runs
 against it, each in a process of its own, as a user runs them. The same commands with the
-local target build a second lakehouse on a local warehouse. Then:
+local target build a lakehouse on a local warehouse (tests/conftest.py's `local_reference`, which
+tests/e2e/test_object_store.py compares with too). Then:
 
 - gold is the same in both: every column of every row of ``gold.cdc_history``, of
   ``gold.cdc_current`` and of the published typed history views;
@@ -48,7 +49,6 @@ from tests.helpers.generated_traffic import write_all
 from tests.helpers.lakehouse_query import ROOT, endpoint_rows, queries
 from tests.helpers.processes import kill_group, start_in_group
 from tests.helpers.real_servers import require_cluster_servers
-from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
 
@@ -223,10 +223,10 @@ def _group_alive(group: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster: Cluster, tmp_path_factory) -> Iterator[dict]:
-    """Land and build on the cluster, then with the local target into a lakehouse of its own
-    (one after the other: side by side, on two cores, they took longer); gold of both, and
-    every listener of the cluster's processes seen meanwhile."""
+def runs(cluster: Cluster, local_reference, tmp_path_factory) -> dict:
+    """Land and build on the cluster the messages of the local build (tests/conftest.py's
+    `local_reference`, built before: side by side, on two cores, they took longer); gold of both,
+    and every listener of the cluster's processes seen meanwhile."""
     work = tmp_path_factory.mktemp("cluster-run")
     environment = {
         **cluster.store.environment(),  # the drivers' credentials
@@ -238,29 +238,16 @@ def runs(cluster: Cluster, tmp_path_factory) -> Iterator[dict]:
     groups = {*cluster.groups(), cluster.store.process.pid}
     seen = listeners_of(groups)
     started = time.monotonic()
-    generated = generated_sources(tmp_path_factory.mktemp("generated"))
-    for command in pipeline("cluster", work, generated):
+    for command in pipeline("cluster", work, local_reference.generated):
         run_watched(command, lakehouse, environment, groups, seen)
     on_cluster = queries(lakehouse, list(GOLD.values()), environment={**environment, "DBT_TARGET": "cluster"})
     print(f"cluster: land, build and query in {time.monotonic() - started:.1f}s")
-    endpoint_counts = endpoint_answers(lakehouse, environment, groups, seen)
-
-    work = tmp_path_factory.mktemp("local-run")
-    lakehouse = work / "lakehouse"
-    started = time.monotonic()
-    try:
-        for command in pipeline("local", work, generated):
-            run_watched(command, lakehouse, {}, set(), set())
-        local = queries(lakehouse, list(GOLD.values()))
-        print(f"local: land, build and query in {time.monotonic() - started:.1f}s")
-        yield {
-            "cluster": dict(zip(GOLD, on_cluster, strict=True)),
-            "endpoint_counts": endpoint_counts,
-            "local": dict(zip(GOLD, local, strict=True)),
-            "listeners": seen,
-        }
-    finally:
-        stop_services(lakehouse)
+    return {
+        "cluster": dict(zip(GOLD, on_cluster, strict=True)),
+        "endpoint_counts": endpoint_answers(lakehouse, environment, groups, seen),
+        "local": local_reference.gold,
+        "listeners": seen,
+    }
 
 
 def endpoint_answers(lakehouse: Path, environment: dict[str, str], groups: set[int], seen: set) -> dict:

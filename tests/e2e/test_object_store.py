@@ -6,7 +6,8 @@ and passed by environment only.
 - Every producer's sample messages and generated traffic (tests/e2e/test_cluster.py's
   `pipeline`) are landed (`land`, one process) and the whole `dbt build`
   runs with the local target and ``CDC_LAKEHOUSE_WAREHOUSE=s3a://…``, each in a process of its
-  own, as a user runs them; the same commands build a second lakehouse on a local warehouse.
+  own, as a user runs them; the same commands build a lakehouse on a local warehouse
+  (tests/conftest.py's `local_reference`, which tests/e2e/test_cluster.py compares with too).
   Gold is the same in both, row for row; the tables' data and metadata files are objects in the
   bucket, and none is in the lakehouse directory, which keeps only the metastore's database,
   the services' files and landing's checkpoints.
@@ -29,7 +30,6 @@ from cdc_cluster.object_store import ObjectStore
 from tests.e2e.test_cluster import (
     GOLD,
     assert_tables_are_objects,
-    generated_sources,
     listeners_of,
     normalized,
     pipeline,
@@ -56,33 +56,26 @@ def on_store(store: ObjectStore, prefix: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def runs(store: ObjectStore, tmp_path_factory) -> Iterator[dict]:
-    """Land and build on the object store, then on a local warehouse (one after the other);
-    gold of both, and every listener seen meanwhile."""
+def runs(store: ObjectStore, local_reference, tmp_path_factory) -> Iterator[dict]:
+    """Land and build on the object store the messages of the local build (tests/conftest.py's
+    `local_reference`); gold of both, and every listener seen meanwhile."""
     groups = {store.process.pid}
     seen = listeners_of(groups)
     environment = {**on_store(store, "warehouse"), "CDC_SHUFFLE_PARTITIONS": "2"}
     work = tmp_path_factory.mktemp("object-store-run")
     on_object_store = work / "lakehouse"
-    local_work = tmp_path_factory.mktemp("local-warehouse-run")
-    local = local_work / "lakehouse"
-    generated = generated_sources(tmp_path_factory.mktemp("generated"))
     try:
-        for command in pipeline("local", work, generated):
+        for command in pipeline("local", work, local_reference.generated):
             run_watched(command, on_object_store, environment, groups, seen)
         gold = queries(on_object_store, list(GOLD.values()), environment=environment)
-        for command in pipeline("local", local_work, generated):
-            run_watched(command, local, {"CDC_SHUFFLE_PARTITIONS": "2"}, set(), set())
-        local_gold = queries(local, list(GOLD.values()), environment={"CDC_SHUFFLE_PARTITIONS": "2"})
         yield {
             "lakehouse": on_object_store,
             "object_store": dict(zip(GOLD, gold, strict=True)),
-            "local": dict(zip(GOLD, local_gold, strict=True)),
+            "local": local_reference.gold,
             "listeners": seen,
         }
     finally:
         stop_services(on_object_store)
-        stop_services(local)
 
 
 def test_gold_on_the_object_store_equals_gold_on_a_local_warehouse(runs) -> None:
