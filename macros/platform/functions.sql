@@ -2,7 +2,9 @@
   The lakehouse's own SQL functions: JVM classes compiled at set-up into a
   jar that every session of the lakehouse loads (adapters/dbt-spark-embedded,
   functions.py; sources in dbt/include/spark_embedded/functions/). A session
-  registers one by name before a model uses it (the model's pre-hook).
+  registers one by name before a model uses it: every run does so at its start
+  (on-run-start, dbt_project.yml), before the dbt unit tests that run before
+  their model, and the model again in its pre-hook.
 -#}
 
 {% macro cdc_function_classes() -%}
