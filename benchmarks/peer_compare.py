@@ -380,11 +380,14 @@ def run_project_warm(
     return phases
 
 
-def run_peer(workdir: Path, base: Path, more: Path, producer: str = "debezium") -> list[dict]:
+def run_peer(
+    workdir: Path, base: Path, more: Path, producer: str = "debezium", memory: str | None = None
+) -> list[dict]:
     if not PEER_PYTHON.exists():
         raise SystemExit(f"{PEER_PYTHON} is missing: run `bash benchmarks/peer/setup.sh` first")
     args = [str(PEER_PYTHON), "benchmarks/peer_auto_cdc.py", "--input", str(base), "--more", str(more)]
     args += ["--workdir", str(workdir), "--producer", producer]
+    args += ["--driver-memory", memory] if memory else []
     with (workdir.parent / "peer.log").open("w", encoding="utf-8") as log:
         subprocess.run(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False)
     results = json.loads((workdir / "results.json").read_text(encoding="utf-8"))
@@ -421,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         "--increment", type=float, default=0.01, help="share of the messages in the second run"
     )
     parser.add_argument("--skip-peer", action="store_true", help="only the project")
+    parser.add_argument(
+        "--peer-driver-memory",
+        help="the peer's Spark driver memory (its own default: 2g); its target is in memory",
+    )
     parser.add_argument(
         "--warm", action="store_true", help="also the project's warm pipeline, on a lakehouse of its own"
     )
@@ -473,7 +480,11 @@ def main(argv: list[str] | None = None) -> int:
             warm = run_project_warm(work / "project-warm", base, more, done["messages"], tables)
             done["project warm"] = {"phases": warm}
         if not args.skip_peer:
-            done["peer"] = {"phases": run_peer(work / "peer", base / "debezium", more / "debezium")}
+            done["peer"] = {
+                "phases": run_peer(
+                    work / "peer", base / "debezium", more / "debezium", memory=args.peer_driver_memory
+                )
+            }
         runs.write_text(json.dumps(done, indent=1), encoding="utf-8")
     report = json.loads(runs.read_text(encoding="utf-8"))
     with (generated / HISTORY_FILE).open(encoding="utf-8") as handle:
@@ -660,7 +671,11 @@ def compare_live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             )
             done["project warm"] = {"phases": warm}
         if not args.skip_peer:
-            done["peer"] = {"phases": run_peer(work / "peer", base / producer, more / producer, producer)}
+            done["peer"] = {
+                "phases": run_peer(
+                    work / "peer", base / producer, more / producer, producer, args.peer_driver_memory
+                )
+            }
         runs.write_text(json.dumps(done, indent=1), encoding="utf-8")
     report = json.loads(runs.read_text(encoding="utf-8"))
     for name, found in diff_live_report(producer, generated, work).items():
