@@ -2,9 +2,10 @@
   The lakehouse's own SQL functions: JVM classes compiled at set-up into a
   jar that every session of the lakehouse loads (adapters/dbt-spark-embedded,
   functions.py; sources in dbt/include/spark_embedded/functions/). A session
-  registers one by name before a model uses it: every run does so at its start
-  (on-run-start, dbt_project.yml), before the dbt unit tests that run before
-  their model, and the model again in its pre-hook.
+  registers one by name before a model uses it: every run registers them all at
+  its start (create_cdc_functions, on-run-start in dbt_project.yml), before the
+  dbt unit tests that run before their model, and the model again in its
+  pre-hook, for a target whose connections are sessions of their own.
 -#}
 
 {% macro cdc_function_classes() -%}
@@ -33,4 +34,15 @@
         ) }}
     {%- endif -%}
     create or replace temporary function {{ name }} as '{{ classes[name] }}'
+{%- endmacro %}
+
+
+{% macro create_cdc_functions() -%}
+    {#- Register every function of cdc_function_classes in the current session (an on-run-start
+        hook: one statement per function). -#}
+    {%- if execute -%}
+        {%- for name in cdc_function_classes() | sort -%}
+            {%- do run_query(create_cdc_function(name)) -%}
+        {%- endfor -%}
+    {%- endif -%}
 {%- endmacro %}

@@ -450,6 +450,20 @@ def test_query_scalar_gives_the_first_value_or_none(dbt) -> None:
     assert found == "7,None,None"
 
 
+def test_create_cdc_functions_registers_every_lakehouse_function(spark, dbt) -> None:
+    """The on-run-start hook (dbt_project.yml): after it, a session knows every function of
+    cdc_function_classes, as the dbt unit tests of the models that use one need (they run before
+    the model's pre-hook)."""
+    names = ["cdc_is_json_object", "cdc_json_numbers_as_text"]
+    for name in names:
+        spark.sql(f"drop temporary function if exists {name}")
+    with pytest.raises(Exception, match="UNRESOLVED_ROUTINE"):
+        spark.sql("select cdc_is_json_object('{}')").collect()
+    dbt("run-operation", "create_cdc_functions")
+    row = spark.sql(f"select {names[0]}('{{}}') as a, {names[1]}('[1.50]') as b").collect()[0]
+    assert (row.a, row.b) == (True, '["1.50"]')
+
+
 def test_cdc_json_numbers_as_text_keeps_every_number_as_sent(spark, dbt) -> None:
     """The lakehouse function GoldenGate's staging reads messages through (Java source:
     adapters/dbt-spark-embedded/dbt/include/spark_embedded/functions/JsonNumbersAsText.java):
