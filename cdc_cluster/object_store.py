@@ -186,6 +186,8 @@ class ObjectStore(Server):
             f"-master.port={p['master']}",
             f"-master.port.grpc={p['master_grpc']}",
             "-master.volumeSizeLimitMB=1024",
+            # As many 1 GB volumes as the disk holds: the default, 8, stops writes at 8 GB.
+            "-volume.max=0",
             f"-volume.port={p['volume']}",
             f"-volume.port.grpc={p['volume_grpc']}",
             "-filer",
