@@ -34,6 +34,15 @@ Every phase runs as a separate process, the way a user runs it, against a fresh 
                        docs/lakehouse.md "Class-data sharing") and on the lakehouse's warm
                        engine (the SQL endpoint's Spark, `lakehouse start`): engine_phases
 
+--cluster W runs the same phases against the `cluster` target instead of the local one
+(docs/lakehouse.md, "Running on a cluster"): the benchmark starts an S3-compatible object
+store (SeaweedFS, cdc_cluster/object_store.py) and a standalone cluster of W workers of one
+core each over it (`python -m python_ingest cluster start --warehouse s3a://...`) under the
+work directory, lands and builds with `DBT_TARGET=cluster`, and stops both at the end.
+--worker-memory sets each worker's memory, which its one executor takes whole. The phases
+that only the local target has (bare Spark parse, watch, warm pipeline, warm engine) are
+left out there.
+
 --landing-only leaves out the dbt phases; --skip leaves out the phases it names (for example
 `--skip watch bare-parse` at 10M, where each would land or parse every message once more).
 --increment-messages sets the size of the "+1 %" (then +K messages at every N, so that the
@@ -65,7 +74,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -81,6 +92,10 @@ PRODUCERS = generated_producers()
 SEED = 11
 INCREMENT = 0.01  # the default "+1 %": --increment-messages makes it +K messages at every N
 SKIPPABLE = ("bare-parse", "watch", "warm", "engine")
+# The phases of the local target only: a lakehouse of its own (watch), the lakehouse's warm
+# engine (warm, engine), Spark settings of the local target (bare-parse).
+LOCAL_ONLY = frozenset(SKIPPABLE)
+BUCKET_PREFIX = "warehouse"  # --cluster: the tables' warehouse is s3a://<bucket>/warehouse
 CALIBRATION_CHANGES = 2000
 # dbt build as in production: unit tests (fixed inputs, same result every run) belong to
 # development and CI, as dbt's documentation recommends; every data test runs.
@@ -112,6 +127,7 @@ class Run:
     per_producer: dict[str, dict[str, int]] = field(default_factory=dict)
     phases: list[Phase] = field(default_factory=list)
     builds: dict[str, dict] = field(default_factory=dict)  # dbt build phase -> node_times
+    target: str = "local"  # where it ran: the local target, or the cluster and its object store
 
     def phase(self, name: str) -> Phase:
         return next(p for p in self.phases if p.name == name)
@@ -340,6 +356,108 @@ def fresh_home(home: Path) -> tuple[Path, dict[str, str]]:
     return home / "commands.log", env
 
 
+@dataclass(frozen=True)
+class ClusterShape:
+    """--cluster: `workers` workers of one core, each with `memory` for its executor."""
+
+    workers: int
+    memory: str
+
+    def describe(self, warehouse: str) -> str:
+        return (
+            f"cluster target: a standalone master and {self.workers} worker(s) of 1 core, executor "
+            f"memory {self.memory} each, driver memory "
+            f"{os.environ.get('CDC_SPARK_DRIVER_MEMORY', '1g')}; metastore service on PostgreSQL; "
+            f"warehouse {warehouse} on an object store (SeaweedFS) on 127.0.0.1"
+        )
+
+
+@contextmanager
+def on_cluster(home: Path, env: dict[str, str], shape: ClusterShape, log: Path) -> Iterator[dict[str, str]]:
+    """An object store and a cluster over it under `home`, started with the commands a user runs
+    (docs/lakehouse.md); yields the environment of the run's commands (the cluster's exports, the
+    store's endpoint and credentials, DBT_TARGET=cluster) and stops both at the end, on failure too."""
+    from cdc_cluster.object_store import ObjectStore
+
+    store = ObjectStore(home / "object-store")
+    directory = home / "cluster"
+    cluster = [str(PYTHON), "-m", "python_ingest", "cluster"]
+    with store:
+        with_store = {**env, **store.environment()}
+        warehouse = f"s3a://{store.bucket}/{BUCKET_PREFIX}"
+        try:
+            _, output = run_process(
+                [*cluster, "start", str(directory), "--workers", str(shape.workers), "--worker-cores", "1"]
+                + ["--worker-memory", shape.memory, "--warehouse", warehouse],
+                with_store,
+                log,
+            )
+            exports = dict(
+                line.removeprefix("export ").split("=", 1)
+                for line in output.splitlines()
+                if line.startswith("export ")
+            )
+            yield {
+                **with_store,
+                **exports,
+                "DBT_TARGET": "cluster",
+                "CDC_SPARK_EXECUTOR_MEMORY": shape.memory,
+            }
+        finally:
+            subprocess.run([*cluster, "stop", str(directory)], cwd=ROOT, env=with_store, check=False)
+
+
+def store_bytes(home: Path) -> int:
+    """Bytes of the object store's data directory under `home` (its volumes)."""
+    data = home / "object-store" / "object-store" / "data"
+    return sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+
+
+def measure(run: Run, home: Path, env: dict[str, str], log: Path, builds: bool, skip: frozenset[str]) -> None:
+    """The timed phases after generation, with the target and lakehouse of `env`, into `run`."""
+    base, more, warm = home / "base", home / "more", home / "warm"
+    steps: list[tuple[str, list[list[str]], int | None]] = [
+        ("spark start-up", [[str(PYTHON), "benchmarks/bare_parse.py", "--noop"]], None),
+        ("dbt start-up", [[str(DBT), "debug"]], None),
+        ("land", land_commands(base), run.base_messages),
+        ("bare Spark parse", [[str(PYTHON), "benchmarks/bare_parse.py"]], run.base_messages),
+        ("dbt build (full)", [BUILD], run.base_messages),
+        ("land (+1%)", land_commands(more), run.more_messages),
+        ("dbt build (incremental)", [BUILD], run.more_messages),
+        ("dbt build (nothing new)", [BUILD], None),
+    ]
+    if not builds:  # --landing-only
+        steps = [step for step in steps if not step[0].startswith("dbt")]
+    if "bare-parse" in skip:
+        steps = [step for step in steps if step[0] != "bare Spark parse"]
+    for name, commands, handled in steps:
+        spent = timed(commands, env, log)
+        run.phases.append(Phase(name, spent, handled, len(commands)))
+        print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
+        if name.startswith("dbt build"):
+            run.builds[name] = node_times(home / "dbt-target" / "run_results.json")
+    if env.get("DBT_TARGET") != "cluster":
+        # The first process started the lakehouse's metastore service (its start is in that phase).
+        run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    for phase in [] if "watch" in skip else watch_phases(home, env, log, run):
+        run.phases.append(phase)
+        print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
+    if builds and "warm" not in skip:  # after the watch (the warm files move into more)
+        sources = land_sources(more)
+        for name, spent, cycle in warm_phases(
+            PYTHON, ROOT, sources, more, warm, message_files(warm), env, log
+        ):
+            handled = cycle.landed or None
+            run.phases.append(Phase(name, spent, handled, spark=name.startswith("pipeline start")))
+            print(f"   {name}: {spent:.1f}s (cycle {cycle.number})", flush=True)
+        run.builds["warm cycle (+1 %)"] = node_times(home / "dbt-target" / "run_results.json")
+        run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
+    if builds and "engine" not in skip:
+        for phase in engine_phases(home, env, log):
+            run.phases.append(phase)
+            print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
+
+
 def benchmark(
     messages: int,
     workdir: Path,
@@ -348,12 +466,16 @@ def benchmark(
     builds: bool = True,
     increment: float = INCREMENT,
     skip: frozenset[str] = frozenset(),
+    cluster: ClusterShape | None = None,
 ) -> Run:
     """One measured run for N = `messages`; `increment` is the size of each "+1 %" as a share of N,
-    `skip` names phases of SKIPPABLE to leave out."""
+    `skip` names phases of SKIPPABLE to leave out; `cluster`: on the cluster target (the
+    phases of LOCAL_ONLY left out)."""
     home = workdir / f"n{messages}"
     log, env = fresh_home(home)
     run = Run(messages)
+    if cluster is not None:
+        skip |= LOCAL_ONLY
     print(f"\n== N = {messages:,} messages ({home})", flush=True)
     ratios = calibrate(workdir, env, log, ces_large_every)
     generated, base, more = home / "generated", home / "base", home / "more"
@@ -393,47 +515,16 @@ def benchmark(
     total = run.base_messages + run.more_messages + run.warm_messages
     run.phases.append(Phase("generate", seconds, total, len(PRODUCERS), spark=False))
 
-    steps: list[tuple[str, list[list[str]], int | None]] = [
-        ("spark start-up", [[str(PYTHON), "benchmarks/bare_parse.py", "--noop"]], None),
-        ("dbt start-up", [[str(DBT), "debug"]], None),
-        ("land", land_commands(base), run.base_messages),
-        ("bare Spark parse", [[str(PYTHON), "benchmarks/bare_parse.py"]], run.base_messages),
-        ("dbt build (full)", [BUILD], run.base_messages),
-        ("land (+1%)", land_commands(more), run.more_messages),
-        ("dbt build (incremental)", [BUILD], run.more_messages),
-        ("dbt build (nothing new)", [BUILD], None),
-    ]
-    if not builds:  # --landing-only
-        steps = [step for step in steps if not step[0].startswith("dbt")]
-    if "bare-parse" in skip:
-        steps = [step for step in steps if step[0] != "bare Spark parse"]
-    for name, commands, handled in steps:
-        spent = timed(commands, env, log)
-        run.phases.append(Phase(name, spent, handled, len(commands)))
-        print(f"   {name}: {spent:.1f}s ({len(commands)} process(es))", flush=True)
-        if name.startswith("dbt build"):
-            run.builds[name] = node_times(home / "dbt-target" / "run_results.json")
-    # The first process started the lakehouse's metastore service (its start is in that phase).
-    run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
-    for phase in [] if "watch" in skip else watch_phases(home, env, log, run):
-        run.phases.append(phase)
-        print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
-    if builds and "warm" not in skip:  # after the watch (the warm files move into more)
-        sources = land_sources(more)
-        for name, spent, cycle in warm_phases(
-            PYTHON, ROOT, sources, more, warm, message_files(warm), env, log
-        ):
-            handled = cycle.landed or None
-            run.phases.append(Phase(name, spent, handled, spark=name.startswith("pipeline start")))
-            print(f"   {name}: {spent:.1f}s (cycle {cycle.number})", flush=True)
-        run.builds["warm cycle (+1 %)"] = node_times(home / "dbt-target" / "run_results.json")
-        run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
-    if builds and "engine" not in skip:
-        for phase in engine_phases(home, env, log):
-            run.phases.append(phase)
-            print(f"   {phase.name}: {phase.seconds:.1f}s", flush=True)
+    if cluster is None:
+        measure(run, home, env, log, builds, skip)
+    else:
+        with on_cluster(home, env, cluster, log) as cluster_env:
+            run.target = cluster.describe(cluster_env["CDC_WAREHOUSE_URI"])
+            print(f"   {run.target}", flush=True)
+            measure(run, home, cluster_env, log, builds, skip)
+            run.target += f"; the store's volumes held {store_bytes(home) / 1024**2:,.0f} MiB at the end"
     if not keep:
-        for directory in ("base", "more", "warm", "lakehouse", "dbt-target"):
+        for directory in ("base", "more", "warm", "lakehouse", "dbt-target", "cluster", "object-store"):
             shutil.rmtree(home / directory, ignore_errors=True)
     return run
 
@@ -596,6 +687,8 @@ def report(runs: list[Run], host: dict[str, str], ces_large_every: int) -> str:
         lines += [
             f"## N = {run.target_messages:,} messages",
             "",
+            f"Where: {run.target}.",
+            "",
             f"Landed {run.base_messages:,} messages ({run.base_bytes / 1024**2:.1f} MiB), then "
             f"{run.more_messages:,} more; per producer: "
             + ", ".join(
@@ -746,11 +839,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip", nargs="+", choices=SKIPPABLE, default=[], help="phases to leave out at every N"
     )
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=None,
+        metavar="WORKERS",
+        help="run on the cluster target: a standalone cluster of WORKERS one-core workers over an "
+        "object store, both started under the work directory (leaves out "
+        + ", ".join(sorted(LOCAL_ONLY))
+        + ")",
+    )
+    parser.add_argument(
+        "--worker-memory",
+        default="4g",
+        help="with --cluster: each worker's memory, all for its one executor (default 4g)",
+    )
     args = parser.parse_args(argv)
     if args.messages < 100 or (args.scale is not None and args.scale < 2):
         parser.error("--messages must be at least 100 and --scale at least 2")
     if args.increment_messages is not None and args.increment_messages < 1:
         parser.error("--increment-messages must be at least 1")
+    if args.cluster is not None and (args.cluster < 1 or args.load_rate or args.load_only):
+        parser.error("--cluster needs at least one worker, and has no continuous-load run")
     if not PYTHON.exists() or not DBT.exists():
         parser.error("run scripts/setup.sh first: .venv/bin/python and .venv/bin/dbt are needed")
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))).resolve()
@@ -769,6 +879,7 @@ def main(argv: list[str] | None = None) -> int:
                     not args.landing_only,
                     args.increment_messages / n if args.increment_messages else INCREMENT,
                     frozenset(args.skip),
+                    ClusterShape(args.cluster, args.worker_memory) if args.cluster else None,
                 )
             )
             # Written after each N too, so that a run stopped in its larger half keeps the first.
