@@ -85,6 +85,8 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 DBT = ROOT / ".venv" / "bin" / "dbt"
 sys.path.insert(0, str(ROOT))
 from benchmarks.warm import load_run, warm_phases  # noqa: E402
+from cdc_cluster.object_store import ObjectStore  # noqa: E402
+from cdc_cluster.standalone import exported  # noqa: E402
 from cdc_tools.generators import generated_producers, land_sources  # noqa: E402
 
 # The producers of the registry (dbt_project.yml, `cdc_producers`) that have a traffic generator.
@@ -373,12 +375,13 @@ class ClusterShape:
 
 
 @contextmanager
-def on_cluster(home: Path, env: dict[str, str], shape: ClusterShape, log: Path) -> Iterator[dict[str, str]]:
+def on_cluster(
+    home: Path, env: dict[str, str], shape: ClusterShape, log: Path
+) -> Iterator[tuple[ObjectStore, dict[str, str]]]:
     """An object store and a cluster over it under `home`, started with the commands a user runs
-    (docs/lakehouse.md); yields the environment of the run's commands (the cluster's exports, the
-    store's endpoint and credentials, DBT_TARGET=cluster) and stops both at the end, on failure too."""
-    from cdc_cluster.object_store import ObjectStore
-
+    (docs/lakehouse.md); yields the store and the environment of the run's commands (the
+    cluster's exports, the store's endpoint and credentials, DBT_TARGET=cluster), and stops both
+    at the end, on failure too."""
     store = ObjectStore(home / "object-store")
     directory = home / "cluster"
     cluster = [str(PYTHON), "-m", "python_ingest", "cluster"]
@@ -392,25 +395,22 @@ def on_cluster(home: Path, env: dict[str, str], shape: ClusterShape, log: Path) 
                 with_store,
                 log,
             )
-            exports = dict(
-                line.removeprefix("export ").split("=", 1)
-                for line in output.splitlines()
-                if line.startswith("export ")
+            yield (
+                store,
+                {
+                    **with_store,
+                    **exported(output),
+                    "DBT_TARGET": "cluster",
+                    "CDC_SPARK_EXECUTOR_MEMORY": shape.memory,
+                },
             )
-            yield {
-                **with_store,
-                **exports,
-                "DBT_TARGET": "cluster",
-                "CDC_SPARK_EXECUTOR_MEMORY": shape.memory,
-            }
         finally:
             subprocess.run([*cluster, "stop", str(directory)], cwd=ROOT, env=with_store, check=False)
 
 
-def store_bytes(home: Path) -> int:
-    """Bytes of the object store's data directory under `home` (its volumes)."""
-    data = home / "object-store" / "object-store" / "data"
-    return sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+def store_bytes(store: ObjectStore) -> int:
+    """Bytes of the object store's data directory (its volumes)."""
+    return sum(p.stat().st_size for p in (store.home / "data").rglob("*") if p.is_file())
 
 
 def measure(run: Run, home: Path, env: dict[str, str], log: Path, builds: bool, skip: frozenset[str]) -> None:
@@ -518,11 +518,11 @@ def benchmark(
     if cluster is None:
         measure(run, home, env, log, builds, skip)
     else:
-        with on_cluster(home, env, cluster, log) as cluster_env:
+        with on_cluster(home, env, cluster, log) as (store, cluster_env):
             run.target = cluster.describe(cluster_env["CDC_WAREHOUSE_URI"])
             print(f"   {run.target}", flush=True)
             measure(run, home, cluster_env, log, builds, skip)
-            run.target += f"; the store's volumes held {store_bytes(home) / 1024**2:,.0f} MiB at the end"
+            run.target += f"; the store's volumes held {store_bytes(store) / 1024**2:,.0f} MiB at the end"
     if not keep:
         for directory in ("base", "more", "warm", "lakehouse", "dbt-target", "cluster", "object-store"):
             shutil.rmtree(home / directory, ignore_errors=True)

@@ -311,6 +311,14 @@ def exports(summary: dict[str, Any]) -> str:
     return "\n".join([*lines, f"# the master's web UI: {summary['master_ui']}/"])
 
 
+def exported(text: str) -> dict[str, str]:
+    """The variables that the ``export`` lines of `text` (`start`'s output, :func:`exports`) set,
+    as ``eval`` would set them."""
+    return dict(
+        line.removeprefix("export ").split("=", 1) for line in text.splitlines() if line.startswith("export ")
+    )
+
+
 def command(
     action: str, directory: Path, workers: int, cores: int, memory: str, warehouse: str | None = None
 ) -> int:

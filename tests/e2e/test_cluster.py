@@ -45,6 +45,7 @@ from dbt.adapters.spark_embedded.services import METASTORE_SOURCE
 
 from cdc_cluster.object_store import ObjectStore
 from cdc_cluster.servers import free_port
+from cdc_cluster.standalone import exported
 from tests.helpers.generated_traffic import write_all
 from tests.helpers.lakehouse_query import ROOT, endpoint_rows, queries
 from tests.helpers.processes import kill_group, start_in_group
@@ -196,11 +197,9 @@ def cluster(object_store: ObjectStore, tmp_path_factory) -> Iterator[Cluster]:
     groups = home.groups()
     try:
         assert result.returncode == 0, result.stderr[-4000:]
+        home.environment = exported(result.stdout)
         for line in result.stdout.splitlines():
-            if line.startswith("export "):
-                name, _, value = line.removeprefix("export ").partition("=")
-                home.environment[name] = value
-            elif "web UI:" in line:
+            if "web UI:" in line:
                 home.master_ui = line.split("web UI:")[1].strip()
         print(f"cluster started in {time.monotonic() - started:.1f}s: {home.environment}")
         status = home.cli("status")
