@@ -18,6 +18,7 @@ docs/testing.md.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from cdc_tools.generators import generated_producers
+from tests.helpers.pipeline_scenarios import PIPELINE_PRODUCERS
 from tests.helpers.services import stop_services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,11 +60,15 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 # work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
 # that work once. The generated-traffic files (one per producer), and the one of live rows,
 # check one landing of every producer's traffic in two runs with one build after each
-# (fixture generated_traffic); the object-store and cluster files compare gold with one local
-# build of the same messages (fixture local_reference).
+# (fixture generated_traffic); the pipeline files (one per producer) check their scenarios'
+# two runs, landed with one build after each for all of them (fixture pipeline_scenarios); the
+# object-store and cluster files compare gold with one local build of the same messages
+# (fixture local_reference).
 SHARED_WORK = {
     **{f"tests/e2e/test_{producer}_generated.py": "generated traffic" for producer in generated_producers()},
     "tests/e2e/test_generated_live_rows.py": "generated traffic",
+    # The producers' pipeline scenarios, two builds for all (fixture pipeline_scenarios).
+    **{f"tests/e2e/test_{producer}_pipeline.py": "pipeline scenarios" for producer in PIPELINE_PRODUCERS},
     # Both compare their gold with one build on a local warehouse (fixture local_reference).
     "tests/e2e/test_object_store.py": "local reference",
     "tests/e2e/test_cluster.py": "local reference",
@@ -213,6 +219,23 @@ def generated_traffic(spark, land, dbt, tmp_path_factory):
     from tests.helpers.generated_traffic import land_and_build
 
     return land_and_build(spark, land, dbt, tmp_path_factory.mktemp("generated"))
+
+
+@pytest.fixture(scope="session")
+def pipeline_scenarios(spark, land, dbt, tmp_path_factory) -> dict[str, object]:
+    """Each producer's pipeline scenario (`scenario` of tests/e2e/test_<producer>_pipeline.py),
+    run side by side: every first run landed, one build, every second run, one build
+    (tests/helpers/pipeline_scenarios.py); what each returned, by producer. The files of
+    SHARED_WORK check it."""
+    import importlib
+
+    from tests.helpers.pipeline_scenarios import run_scenarios
+
+    scenarios = {}
+    for producer in PIPELINE_PRODUCERS:
+        module = importlib.import_module(f"tests.e2e.test_{producer}_pipeline")
+        scenarios[producer] = functools.partial(module.scenario, spark)
+    return run_scenarios(scenarios, land, dbt, tmp_path_factory.mktemp)
 
 
 @dataclass

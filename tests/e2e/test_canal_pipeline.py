@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import SNAPSHOT, history, live_rows, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
@@ -66,13 +67,11 @@ def row(id_: str, amount: str, paid: str = "0", tag: str | None = None, note: st
     }
 
 
-@pytest.fixture(scope="module")
-def runs(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("canal")
+def scenario(spark, work: Path) -> Scenario:
+    """Two runs, one build after each (tests/helpers/pipeline_scenarios.py)."""
     sample = work / "canal_examples.jsonl"
     sample.write_text(SAMPLE.read_text(encoding="utf-8").replace('"database":"shop"', f'"database":"{DB}"'))
-    assert land("--format", "canal", "--container", "jsonl", sample).exit_code == 0
-    dbt("build")
+    yield [Land("canal", "jsonl", (sample,))]
     first = {
         "current": live_rows(spark, f"{DB}.orders", ["id"]),
         "outcomes": outcomes(spark, "canal", sample),
@@ -105,8 +104,7 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "canal", "--container", "jsonl", second).exit_code == 0
-    dbt("build")
+    yield [Land("canal", "jsonl", (second,))]
     tables = [f"{DB}.orders", f"{DB}.page_visits"]
     incremental = {
         "history": set(history(spark, tables, columns=SNAPSHOT)),
@@ -114,24 +112,22 @@ def runs(spark, land, dbt, tmp_path_factory):
         "outcomes": _outcomes(spark),
         "current": live_rows(spark, f"{DB}.orders", ["id"]),
     }
-    dbt(
-        "run",
-        "--full-refresh",
-        "--select",
-        "stg_canal__messages int_canal__changes int_canal__message_outcomes cdc_history",
-    )
+    return {"first": first, "sample": sample, "second": second, "incremental": incremental}
+
+
+@pytest.fixture(scope="module")
+def runs(spark, dbt, pipeline_scenarios):
+    """The scenario's runs, then Canal's models and every model after them rebuilt in full (all
+    of them: the files that share this lakehouse build next, and expect a build after a build to
+    change nothing)."""
+    tables = [f"{DB}.orders", f"{DB}.page_visits"]
+    dbt("run", "--full-refresh", "--select", "stg_canal__messages+")
     full_refresh = {
         "history": set(history(spark, tables, columns=SNAPSHOT)),
         "changes": _changes(spark),
         "outcomes": _outcomes(spark),
     }
-    return {
-        "first": first,
-        "sample": sample,
-        "second": second,
-        "incremental": incremental,
-        "full_refresh": full_refresh,
-    }
+    return {**pipeline_scenarios["canal"], "full_refresh": full_refresh}
 
 
 def _changes(spark) -> set:

@@ -10,6 +10,7 @@ import pytest
 
 from cdc_tools.generators.ces_messages import ces_event, jsonl, split_event
 from python_ingest.bronze import BRONZE_FORMATS
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import history
 
 pytestmark = pytest.mark.spark
@@ -73,9 +74,8 @@ def message_ids(spark, path: Path) -> list[str]:
     return [r.message_id for r in rows.collect()]
 
 
-@pytest.fixture(scope="module")
-def scenario(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("ces")
+def scenario(spark, work: Path) -> Scenario:
+    """Two runs, one build after each (tests/helpers/pipeline_scenarios.py)."""
     insert_big = ces_event(
         DOCS,
         "INS",
@@ -150,8 +150,7 @@ def scenario(spark, land, dbt, tmp_path_factory):
     )
     readings = work / "readings.jsonl"
     readings.write_text(jsonl([insert_reading]))
-    assert land("--format", "ces", "--container", "jsonl", first, bad, reference, readings).exit_code == 0
-    dbt("build")
+    yield [Land("ces", "jsonl", (first, bad, reference, readings))]
     after_first = {
         "history_7": history(spark, "scenario.dbo.docs", ("doc_id", "7")),
         "history_8": history(spark, "scenario.dbo.docs", ("doc_id", "8")),
@@ -175,8 +174,7 @@ def scenario(spark, land, dbt, tmp_path_factory):
     )  # final segment, a redelivery, the late insert, an update with old = {}
     redelivered = work / "reference-again.jsonl"
     shutil.copy(reference, redelivered)
-    assert land("--format", "ces", "--container", "jsonl", second, redelivered).exit_code == 0
-    dbt("build")
+    yield [Land("ces", "jsonl", (second, redelivered))]
     return {
         "first": first,
         "second": second,
@@ -186,7 +184,12 @@ def scenario(spark, land, dbt, tmp_path_factory):
     }
 
 
-def test_reference_examples_give_three_versions_and_no_current_row(spark, scenario) -> None:
+@pytest.fixture(scope="module")
+def runs(pipeline_scenarios):
+    return pipeline_scenarios["ces"]
+
+
+def test_reference_examples_give_three_versions_and_no_current_row(spark, runs) -> None:
     rows = spark.sql(
         "select version_number, operation, is_current, is_deleted, row_data['product_name'] as product "
         "from gold.cdc_history where table_id = 'db1.dbo.purchases' and primary_key['purchase_id'] = '105' "
@@ -199,11 +202,11 @@ def test_reference_examples_give_three_versions_and_no_current_row(spark, scenar
     ]
     assert spark.sql("select * from gold.cdc_current where table_id = 'db1.dbo.purchases'").count() == 0
     # Landed again from another file in a later run: redelivered copies, not new changes.
-    assert set(outcome_of(spark, message_ids(spark, scenario["redelivered"])).values()) == {"duplicate"}
+    assert set(outcome_of(spark, message_ids(spark, runs["redelivered"])).values()) == {"duplicate"}
 
 
-def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
-    first_run = scenario["after_first"]
+def test_split_event_waits_for_its_final_segment(spark, runs) -> None:
+    first_run = runs["after_first"]
     assert first_run["history_7"] == []
     pending = [o for o in first_run["outcomes"].values() if o == "pending"]
     assert len(pending) == 2
@@ -211,9 +214,9 @@ def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
     assert (version, operation, current, deleted) == (1, "insert", True, False)
     assert row["body"] == BIG_BODY
     assert row["updated"] == "2025-03-14 10:00:00.123456"
-    first_ids = message_ids(spark, scenario["first"])
+    first_ids = message_ids(spark, runs["first"])
     assert outcome_of(spark, first_ids[:2]) == {first_ids[0]: "change", first_ids[1]: "change"}
-    second_ids = message_ids(spark, scenario["second"])
+    second_ids = message_ids(spark, runs["second"])
     assert outcome_of(spark, second_ids) == {
         second_ids[0]: "change",
         second_ids[1]: "duplicate",
@@ -222,8 +225,8 @@ def test_split_event_waits_for_its_final_segment(spark, scenario) -> None:
     }
 
 
-def test_late_insert_is_slotted_before_the_update_and_unsent_columns_are_kept(spark, scenario) -> None:
-    assert [v[:4] for v in scenario["after_first"]["history_8"]] == [(1, "update", True, False)]
+def test_late_insert_is_slotted_before_the_update_and_unsent_columns_are_kept(spark, runs) -> None:
+    assert [v[:4] for v in runs["after_first"]["history_8"]] == [(1, "update", True, False)]
     versions = history(spark, "scenario.dbo.docs", ("doc_id", "8"))
     assert [v[:4] for v in versions] == [(1, "insert", False, False), (2, "update", True, False)]
     assert versions[1][4] == {
@@ -239,8 +242,8 @@ def test_late_insert_is_slotted_before_the_update_and_unsent_columns_are_kept(sp
     assert len(current) == 2
 
 
-def test_malformed_messages_are_quarantined_once_with_a_reason(spark, scenario) -> None:
-    ids = message_ids(spark, scenario["bad"])
+def test_malformed_messages_are_quarantined_once_with_a_reason(spark, runs) -> None:
+    ids = message_ids(spark, runs["bad"])
     reasons = dict(
         spark.sql(
             "select message_id, reason from silver.cdc_quarantine where message_id in ("
@@ -260,7 +263,7 @@ def test_malformed_messages_are_quarantined_once_with_a_reason(spark, scenario) 
         assert fragment in reasons[message_id], reasons[message_id]
 
 
-def test_every_bronze_message_has_one_outcome(spark, scenario) -> None:
+def test_every_bronze_message_has_one_outcome(spark, runs) -> None:
     bronze = spark.sql(
         " union ".join(f"select '{f}', message_id from bronze.raw_{f}" for f in BRONZE_FORMATS)
     ).count()
@@ -269,7 +272,7 @@ def test_every_bronze_message_has_one_outcome(spark, scenario) -> None:
     assert outcomes.select("source_format", "message_id").distinct().count() == bronze
 
 
-def test_building_again_changes_nothing(spark, dbt, scenario) -> None:
+def test_building_again_changes_nothing(spark, dbt, runs) -> None:
     tables = [
         "silver.cdc_changes",
         "silver.cdc_quarantine",
@@ -286,10 +289,10 @@ def test_building_again_changes_nothing(spark, dbt, scenario) -> None:
     assert staged_times(spark) == staged
 
 
-def test_a_run_processes_only_the_new_messages_and_the_events_they_touch(spark, scenario) -> None:
-    before, after = scenario["after_first"]["staged"], staged_times(spark)
-    first_ids = set(message_ids(spark, scenario["first"]))
-    new_ids = set(message_ids(spark, scenario["second"])) | set(message_ids(spark, scenario["redelivered"]))
+def test_a_run_processes_only_the_new_messages_and_the_events_they_touch(spark, runs) -> None:
+    before, after = runs["after_first"]["staged"], staged_times(spark)
+    first_ids = set(message_ids(spark, runs["first"]))
+    new_ids = set(message_ids(spark, runs["second"])) | set(message_ids(spark, runs["redelivered"]))
     for table in ("silver.stg_landed__messages", "silver.stg_ces__messages", "silver.int_ces__segments"):
         old_rows = {k: v for k, v in after[table].items() if k in before[table]}
         assert old_rows == before[table], table  # rows of the first run were not processed again
@@ -307,10 +310,10 @@ def test_a_run_processes_only_the_new_messages_and_the_events_they_touch(spark, 
         for k, v in after["silver.int_ces__message_outcomes"].items()
         if before["silver.int_ces__message_outcomes"].get(k) != v
     }
-    assert first_ids & outcomes_restaged == set(message_ids(spark, scenario["first"])[:2])
+    assert first_ids & outcomes_restaged == set(message_ids(spark, runs["first"])[:2])
 
 
-def test_datetimeoffset_values_are_converted_to_utc(spark, scenario) -> None:
+def test_datetimeoffset_values_are_converted_to_utc(spark, runs) -> None:
     [insert] = spark.sql(
         "select after from silver.cdc_changes "
         "where table_id = 'scenario.dbo.readings' and operation = 'insert'"
@@ -325,7 +328,7 @@ def test_datetimeoffset_values_are_converted_to_utc(spark, scenario) -> None:
     }
 
 
-def test_update_with_an_empty_old_image_keeps_the_columns_it_did_not_send(spark, scenario) -> None:
+def test_update_with_an_empty_old_image_keeps_the_columns_it_did_not_send(spark, runs) -> None:
     [update] = spark.sql(
         "select before, after, changed_columns from silver.cdc_changes "
         "where table_id = 'scenario.dbo.readings' and operation = 'update'"
@@ -347,7 +350,7 @@ def test_update_with_an_empty_old_image_keeps_the_columns_it_did_not_send(spark,
     }
 
 
-def test_column_registry_has_types_keys_and_first_last_seen(spark, scenario) -> None:
+def test_column_registry_has_types_keys_and_first_last_seen(spark, runs) -> None:
     rows = spark.sql(
         "select column_name, ordinal, source_type, spark_type, is_primary_key, first_seen_at, last_seen_at "
         "from silver.cdc_table_columns where table_id = 'scenario.dbo.docs' order by ordinal"
@@ -365,7 +368,7 @@ def test_column_registry_has_types_keys_and_first_last_seen(spark, scenario) -> 
     )
 
 
-def test_a_commit_with_an_older_landing_time_is_still_staged(spark, dbt, scenario) -> None:
+def test_a_commit_with_an_older_landing_time_is_still_staged(spark, dbt, runs) -> None:
     """A landing run that started before the last build but committed after it (two `land`
     runs overlapping a `dbt build`): its messages carry an older ingested_at, yet are read,
     because bronze is read by Iceberg commit order, not by landing time."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import history, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
@@ -44,9 +45,8 @@ ANN = {"id": 1, "name": "Ann", "vip": False, "born": 946684800000}
 BOB = {"id": 2, "name": "Bob", "vip": True, "born": None}
 
 
-@pytest.fixture(scope="module")
-def runs(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("dataworks")
+def scenario(spark, work: Path) -> Scenario:
+    """Two runs, one build after each (tests/helpers/pipeline_scenarios.py)."""
     reference = work / "reference.jsonl"
     shutil.copy(ROOT / "sample_data" / "dataworks" / "jsonl" / "reference_examples.jsonl", reference)
     first = work / "run1.jsonl"
@@ -62,8 +62,7 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "dataworks", "--container", "jsonl", reference, first).exit_code == 0
-    dbt("build")
+    yield [Land("dataworks", "jsonl", (reference, first))]
     after_first = {
         "history_1": history(spark, "crm.people", ("id", "1")),
         "outcomes": outcomes(spark, "dataworks", first),
@@ -93,9 +92,13 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "dataworks", "--container", "jsonl", second).exit_code == 0
-    dbt("build")
+    yield [Land("dataworks", "jsonl", (second,))]
     return {"after_first": after_first, "first": first, "second": second, "reference": reference}
+
+
+@pytest.fixture(scope="module")
+def runs(pipeline_scenarios):
+    return pipeline_scenarios["dataworks"]
 
 
 def test_reference_examples(spark, runs) -> None:

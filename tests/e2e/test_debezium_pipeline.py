@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import KEYED_VERSION, history, outcomes
 
 pytestmark = pytest.mark.spark
@@ -18,15 +19,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_data" / "debezium"
 
 
-@pytest.fixture(scope="module")
-def references(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("debezium-reference")
+def scenario(spark, work: Path) -> Scenario:
+    """One run: the reference documents' examples (tests/helpers/pipeline_scenarios.py)."""
     shutil.copytree(SAMPLES / "jsonl", work / "jsonl")
     shutil.copytree(SAMPLES / "kcat", work / "kcat")
-    assert land("--format", "debezium", "--container", "jsonl", work / "jsonl").exit_code == 0
-    assert land("--format", "debezium", "--container", "kcat", work / "kcat").exit_code == 0
-    dbt("build")
+    yield [Land("debezium", "jsonl", (work / "jsonl",)), Land("debezium", "kcat", (work / "kcat",))]
     return work
+
+
+@pytest.fixture(scope="module")
+def references(pipeline_scenarios):
+    return pipeline_scenarios["debezium"]
 
 
 def test_sqlserver_reference_create_is_a_live_row(spark, references) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import SNAPSHOT, history, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
@@ -44,9 +45,8 @@ def current(spark, table_id: str) -> dict[str, dict]:
     return {",".join(f"{k}={v}" for k, v in sorted(r.primary_key.items())): r.row_data for r in rows}
 
 
-@pytest.fixture(scope="module")
-def runs(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("goldengate")
+def scenario(spark, work: Path) -> Scenario:
+    """Two runs, one build after each (tests/helpers/pipeline_scenarios.py)."""
     # The samples under a schema of this test's own: other tests (test_dbt_project.py) land
     # sample_data/ on the same lakehouse, and the same operations again would be duplicates.
     reference = work / "reference.jsonl"
@@ -75,8 +75,7 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "goldengate", "--container", "jsonl", reference, first).exit_code == 0
-    dbt("build")
+    yield [Land("goldengate", "jsonl", (reference, first))]
     after_first = {
         "accounts": current(spark, "ggtest.accounts"),
         "outcomes": outcomes(spark, "goldengate", first),
@@ -99,9 +98,13 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "goldengate", "--container", "jsonl", second).exit_code == 0
-    dbt("build")
+    yield [Land("goldengate", "jsonl", (second,))]
     return {"after_first": after_first, "reference": reference, "first": first, "second": second}
+
+
+@pytest.fixture(scope="module")
+def runs(pipeline_scenarios):
+    return pipeline_scenarios["goldengate"]
 
 
 def test_the_sample_messages_give_what_the_source_holds(spark, runs) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cdc_tools.generators import qlik_messages as qm
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import history, outcomes, quarantine_reasons
 
 pytestmark = pytest.mark.spark
@@ -122,9 +123,8 @@ def note_detail(spark, path: Path) -> str:
     ).first()[0]
 
 
-@pytest.fixture(scope="module")
-def runs(spark, land, dbt, tmp_path_factory):
-    work = tmp_path_factory.mktemp("qlik")
+def scenario(spark, work: Path) -> Scenario:
+    """Two runs, one build after each (tests/helpers/pipeline_scenarios.py)."""
     reference = work / "reference.jsonl"
     shutil.copy(ROOT / "sample_data" / "qlik" / "jsonl" / "reference_examples.jsonl", reference)
     first = work / "run1.jsonl"
@@ -145,8 +145,7 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "qlik", "--container", "jsonl", reference, first).exit_code == 0
-    dbt("build")
+    yield [Land("qlik", "jsonl", (reference, first))]
     after_first = {
         "outcomes": outcomes(spark, "qlik", first),
         "docs": spark.sql("select count(*) from silver.cdc_changes where table_id = 'sales.docs'").first()[0],
@@ -170,9 +169,13 @@ def runs(spark, land, dbt, tmp_path_factory):
         )
         + "\n"
     )
-    assert land("--format", "qlik", "--container", "jsonl", second).exit_code == 0
-    dbt("build")
+    yield [Land("qlik", "jsonl", (second,))]
     return {"after_first": after_first, "first": first, "second": second, "reference": reference}
+
+
+@pytest.fixture(scope="module")
+def runs(pipeline_scenarios):
+    return pipeline_scenarios["qlik"]
 
 
 def test_reference_examples(spark, runs) -> None:

@@ -1,0 +1,64 @@
+"""The producers' pipeline scenarios (tests/e2e/test_<producer>_pipeline.py) on the test
+process's lakehouse, with one `dbt build` after each run for every producer at once.
+
+Each of those files defines `scenario(spark, work)`, a generator: it writes the files of its
+first run and yields what to land (`Land` items), then reads what the first build left and
+yields the second run's, and returns what its tests check once the second build is done (a
+scenario of one run returns after its first yield). `run_scenarios` lands the first run of
+every scenario, builds once, lands every second run, builds once: two builds where each file
+had two of its own. tests/conftest.py (`SHARED_WORK`) runs those files in one test process,
+where the session fixture `pipeline_scenarios` does this once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# The files whose scenarios share the builds, by producer (tests/e2e/test_<producer>_pipeline.py).
+PIPELINE_PRODUCERS = ("canal", "ces", "dataworks", "debezium", "goldengate", "qlik")
+
+
+@dataclass(frozen=True)
+class Land:
+    """One `land --format FMT --container CONTAINER PATH...` of a scenario's run."""
+
+    fmt: str
+    container: str
+    paths: tuple[Path, ...]
+
+
+Scenario = Generator[list[Land], None, Any]
+
+
+def run_scenarios(
+    scenarios: dict[str, Callable[[Path], Scenario]],
+    land: Callable[..., Any],
+    dbt: Callable[..., Any],
+    workdir: Callable[[str], Path],
+) -> dict[str, Any]:
+    """Run every scenario's runs side by side (each in `workdir(name)`); each one's result."""
+    running: dict[str, Iterator[list[Land]]] = {name: make(workdir(name)) for name, make in scenarios.items()}
+    results: dict[str, Any] = {}
+    for _run in ("first", "second"):
+        for name, scenario in list(running.items()):
+            try:
+                landings = next(scenario)
+            except StopIteration as done:  # a scenario of one run
+                results[name] = done.value
+                del running[name]
+                continue
+            for landing in landings:
+                result = land("--format", landing.fmt, "--container", landing.container, *landing.paths)
+                assert result.exit_code == 0, f"{name}: {result.output}"
+        dbt("build")
+    for name, scenario in running.items():
+        try:
+            next(scenario)
+        except StopIteration as done:
+            results[name] = done.value
+        else:
+            raise AssertionError(f"the {name} scenario has more than two runs")
+    return results
