@@ -58,17 +58,15 @@ OWN_LAKEHOUSE_LONGEST_FIRST = (
 
 # Test files whose module fixtures share one session fixture's work: each group is one unit of
 # work for pytest-xdist (FilesSharingWork), so its files run in one test process, which does
-# that work once. The generated-traffic files (one per producer), and the one of live rows,
-# check one landing of every producer's traffic in two runs with one build after each
-# (fixture generated_traffic); the pipeline files (one per producer) check their scenarios'
-# two runs, landed with one build after each for all of them (fixture pipeline_scenarios); the
-# object-store and cluster files compare gold with one local build of the same messages
-# (fixture local_reference).
+# that work once. The generated-traffic files (one per producer) and the one of live rows
+# check every producer's generated traffic (fixture generated_traffic), and the pipeline files
+# (one per producer) their scenarios (fixture pipeline_scenarios): all of it lands in two runs
+# with one build after each (fixture shared_runs). The object-store and cluster files compare
+# gold with one local build of the same messages (fixture local_reference).
 SHARED_WORK = {
-    **{f"tests/e2e/test_{producer}_generated.py": "generated traffic" for producer in generated_producers()},
-    "tests/e2e/test_generated_live_rows.py": "generated traffic",
-    # The producers' pipeline scenarios, two builds for all (fixture pipeline_scenarios).
-    **{f"tests/e2e/test_{producer}_pipeline.py": "pipeline scenarios" for producer in PIPELINE_PRODUCERS},
+    **{f"tests/e2e/test_{producer}_generated.py": "shared runs" for producer in generated_producers()},
+    "tests/e2e/test_generated_live_rows.py": "shared runs",
+    **{f"tests/e2e/test_{producer}_pipeline.py": "shared runs" for producer in PIPELINE_PRODUCERS},
     # Both compare their gold with one build on a local warehouse (fixture local_reference).
     "tests/e2e/test_object_store.py": "local reference",
     "tests/e2e/test_cluster.py": "local reference",
@@ -213,29 +211,34 @@ def object_store(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def generated_traffic(spark, land, dbt, tmp_path_factory):
-    """Every producer's generated traffic, landed in two runs with one build after each
-    (tests/helpers/generated_traffic.py); the files of SHARED_WORK check it."""
-    from tests.helpers.generated_traffic import land_and_build
-
-    return land_and_build(spark, land, dbt, tmp_path_factory.mktemp("generated"))
-
-
-@pytest.fixture(scope="session")
-def pipeline_scenarios(spark, land, dbt, tmp_path_factory) -> dict[str, object]:
-    """Each producer's pipeline scenario (`scenario` of tests/e2e/test_<producer>_pipeline.py),
-    run side by side: every first run landed, one build, every second run, one build
-    (tests/helpers/pipeline_scenarios.py); what each returned, by producer. The files of
+def shared_runs(spark, land, dbt, tmp_path_factory) -> dict[str, object]:
+    """Every producer's generated traffic (tests/helpers/generated_traffic.py) and each
+    producer's pipeline scenario (`scenario` of tests/e2e/test_<producer>_pipeline.py), run
+    side by side: every first run landed, one build, every second run, one build
+    (tests/helpers/pipeline_scenarios.py); what each returned, by name. The files of
     SHARED_WORK check it."""
     import importlib
 
+    from tests.helpers import generated_traffic
     from tests.helpers.pipeline_scenarios import run_scenarios
 
-    scenarios = {}
+    scenarios = {"generated": functools.partial(generated_traffic.scenario, spark)}
     for producer in PIPELINE_PRODUCERS:
         module = importlib.import_module(f"tests.e2e.test_{producer}_pipeline")
         scenarios[producer] = functools.partial(module.scenario, spark)
     return run_scenarios(scenarios, land, dbt, tmp_path_factory.mktemp)
+
+
+@pytest.fixture(scope="session")
+def generated_traffic(shared_runs):
+    """Every producer's generated traffic, landed in two runs with one build after each."""
+    return shared_runs["generated"]
+
+
+@pytest.fixture(scope="session")
+def pipeline_scenarios(shared_runs):
+    """What each producer's pipeline scenario returned, by producer."""
+    return shared_runs
 
 
 @dataclass

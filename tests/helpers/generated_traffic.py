@@ -1,14 +1,14 @@
 """Every producer's generated traffic on the test process's lakehouse, as the files
 tests/e2e/test_<producer>_generated.py check it: each producer's messages land in two runs
 (the second with what arrives late: a last partition, re-dumped records, malformed messages),
-and one `dbt build` follows each run, for every producer at once. Two builds instead of
-one pair per producer; tests/conftest.py (`SHARED_WORK`) runs those files in one test
-process, where the session fixture `generated_traffic` does this once.
+and one `dbt build` follows each run, for every producer at once, and for the pipeline
+scenarios too (tests/helpers/pipeline_scenarios.py, of which this is one). Two builds instead
+of one pair per producer; tests/conftest.py (`SHARED_WORK`) runs those files in one test
+process, where the session fixture `shared_runs` does this once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from cdc_tools.generators import (
     qlik_traffic,
     traffic_module,
 )
+from tests.helpers.pipeline_scenarios import Land, Scenario
 from tests.helpers.tables import outcomes
 
 # Debezium messages that must reach quarantine, each beside a fragment of its reason
@@ -117,20 +118,12 @@ def write_all(root: Path) -> tuple[GeneratedTraffic, list[Landing]]:
     return GeneratedTraffic(ces, dataworks, debezium, bad, qlik, 0, others), landings
 
 
-def land_and_build(
-    spark: Any, land: Callable[..., Any], dbt: Callable[..., Any], root: Path
-) -> GeneratedTraffic:
-    """Write every producer's traffic under `root`, land the first runs, build, land the late
-    ones, build again (the `land` and `dbt` fixtures of tests/conftest.py)."""
+def scenario(spark: Any, root: Path) -> Scenario:
+    """Write every producer's traffic under `root`; its first runs to land, then (after the
+    build) its late ones (a scenario of tests/helpers/pipeline_scenarios.py)."""
     traffic, landings = write_all(root)
-    for run in ("first", "late"):
-        for landing in landings:
-            paths = getattr(landing, run)
-            result = land("--format", landing.fmt, "--container", landing.container, *paths)
-            assert result.exit_code == 0, result.output
-        dbt("build")
-        if run == "first":
-            # Qlik data whose metadata message arrives late waits, pending, until it does.
-            pending = outcomes(spark, "qlik", "%qlik-generated%").count("pending")
-            traffic.qlik_pending_after_first_build = pending
+    yield [Land(landing.fmt, landing.container, tuple(landing.first)) for landing in landings]
+    # Qlik data whose metadata message arrives late waits, pending, until it does.
+    traffic.qlik_pending_after_first_build = outcomes(spark, "qlik", "%qlik-generated%").count("pending")
+    yield [Land(landing.fmt, landing.container, tuple(landing.late)) for landing in landings]
     return traffic

@@ -1,13 +1,14 @@
-"""The producers' pipeline scenarios (tests/e2e/test_<producer>_pipeline.py) on the test
-process's lakehouse, with one `dbt build` after each run for every producer at once.
+"""Scenarios of two runs on the test process's lakehouse, with one `dbt build` after each run
+for all of them at once: each producer's pipeline scenario (tests/e2e/test_<producer>_pipeline.py)
+and every producer's generated traffic (tests/helpers/generated_traffic.py).
 
-Each of those files defines `scenario(spark, work)`, a generator: it writes the files of its
-first run and yields what to land (`Land` items), then reads what the first build left and
-yields the second run's, and returns what its tests check once the second build is done (a
-scenario of one run returns after its first yield). `run_scenarios` lands the first run of
-every scenario, builds once, lands every second run, builds once: two builds where each file
-had two of its own. tests/conftest.py (`SHARED_WORK`) runs those files in one test process,
-where the session fixture `pipeline_scenarios` does this once.
+A scenario is a generator, `scenario(spark, work)`: it writes the files of its first run and
+yields what to land (`Land` items), then reads what the first build left and yields the second
+run's, and returns what its tests check once the second build is done (a scenario of one run
+returns after its first yield). `run_scenarios` lands the first run of every scenario, builds
+once, lands every second run, builds once: two builds where each file had two of its own.
+tests/conftest.py (`SHARED_WORK`) runs the files that check them in one test process, where
+the session fixture `shared_runs` does this once.
 """
 
 from __future__ import annotations
