@@ -30,6 +30,7 @@ TYPES = {
 }
 T0 = 1741943400000  # after the sample's last message
 DB = "canalpipe"
+TABLES = [f"{DB}.orders", f"{DB}.page_visits"]
 
 
 def message(
@@ -105,9 +106,8 @@ def scenario(spark, work: Path) -> Scenario:
         + "\n"
     )
     yield [Land("canal", "jsonl", (second,))]
-    tables = [f"{DB}.orders", f"{DB}.page_visits"]
     incremental = {
-        "history": set(history(spark, tables, columns=SNAPSHOT)),
+        "history": set(history(spark, TABLES, columns=SNAPSHOT)),
         "changes": _changes(spark),
         "outcomes": _outcomes(spark),
         "current": live_rows(spark, f"{DB}.orders", ["id"]),
@@ -120,10 +120,9 @@ def runs(spark, dbt, pipeline_scenarios):
     """The scenario's runs, then Canal's models and every model after them rebuilt in full (all
     of them: the files that share this lakehouse build next, and expect a build after a build to
     change nothing)."""
-    tables = [f"{DB}.orders", f"{DB}.page_visits"]
     dbt("run", "--full-refresh", "--select", "stg_canal__messages+")
     full_refresh = {
-        "history": set(history(spark, tables, columns=SNAPSHOT)),
+        "history": set(history(spark, TABLES, columns=SNAPSHOT)),
         "changes": _changes(spark),
         "outcomes": _outcomes(spark),
     }
