@@ -75,38 +75,48 @@ def test_batch_profiles_count_bad_input_strictly(spark, built) -> None:
     assert sorted(map(tuple, totals)) == sorted(map(tuple, staged))
 
 
-def test_second_build_changes_nothing(spark, dbt, built) -> None:
+def snapshots(spark) -> dict[str, int]:
+    """The number of Iceberg snapshots of each table of silver and gold."""
+    return {
+        f"{schema}.{t.name}": spark.sql(f"select count(*) from {schema}.{t.name}.snapshots").first()[0]
+        for schema in ("silver", "gold")
+        for t in spark.catalog.listTables(schema)
+        if not t.isTemporary and t.tableType != "VIEW"
+    }
+
+
+@pytest.fixture(scope="module")
+def second_build(spark, dbt, built) -> dict:
+    """A second build, with nothing new: the rows of two silver tables and every table's
+    snapshots before and after it, and its result."""
     tables = ("silver.stg_landed__messages", "silver.int_landed__batch_profiles")
-    before = {t: table_rows(spark, t) for t in tables}
-    seed_snapshots = spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0]
+    before = {"rows": {t: table_rows(spark, t) for t in tables}, "snapshots": snapshots(spark)}
     result = dbt("build")
-    assert {t: table_rows(spark, t) for t in tables} == before
+    after = {"rows": {t: table_rows(spark, t) for t in tables}, "snapshots": snapshots(spark)}
+    return {"before": before, "after": after, "result": result}
+
+
+def test_second_build_changes_nothing(second_build) -> None:
+    assert second_build["after"]["rows"] == second_build["before"]["rows"]
     # The seeds' CSVs did not change: their tables are not reloaded.
-    seeds = {r.node.name: r.message for r in result.result.results if r.node.resource_type == "seed"}
+    results = second_build["result"].result.results
+    seeds = {r.node.name: r.message for r in results if r.node.resource_type == "seed"}
     assert seeds == {"cdc_tables": "UNCHANGED", "cdc_declared_columns": "UNCHANGED"}
-    assert spark.sql("select count(*) from silver.cdc_tables.snapshots").first()[0] == seed_snapshots
+    assert (
+        second_build["after"]["snapshots"]["silver.cdc_tables"]
+        == second_build["before"]["snapshots"]["silver.cdc_tables"]
+    )
 
 
-def test_a_build_with_nothing_new_leaves_every_incremental_model_as_it_is(spark, dbt, built) -> None:
+def test_a_build_with_nothing_new_leaves_every_incremental_model_as_it_is(second_build) -> None:
     """Idle models (the adapter's macros/idle_models.sql): no query, no merge, no Iceberg snapshot."""
-
-    def snapshots() -> dict[str, int]:
-        return {
-            f"{schema}.{t.name}": spark.sql(f"select count(*) from {schema}.{t.name}.snapshots").first()[0]
-            for schema in ("silver", "gold")
-            for t in spark.catalog.listTables(schema)
-            if not t.isTemporary and t.tableType != "VIEW"
-        }
-
-    before = snapshots()
-    result = dbt("build", "--exclude-resource-type", "unit_test")
     messages = {
         r.node.name: r.message
-        for r in result.result.results
+        for r in second_build["result"].result.results
         if r.node.resource_type == "model" and r.node.config.materialized == "incremental"
     }
     assert messages and set(messages.values()) == {"IDLE"}, messages
-    assert snapshots() == before
+    assert second_build["after"]["snapshots"] == second_build["before"]["snapshots"]
 
 
 def test_a_batch_landed_across_builds_is_profiled_whole(spark, dbt, built) -> None:
