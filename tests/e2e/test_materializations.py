@@ -1,7 +1,9 @@
 """Every dbt-spark materialization, run twice through the spark_embedded
 adapter on Iceberg tables behind the session catalog: table, view, SQL and
-Python incremental (merge, append), Python table, snapshot. Stock dbt-spark
-takes these Iceberg tables for Hive tables and fails the second snapshot run.
+Python incremental (merge, append), Python table, snapshot; and the adapter's merge that
+replaces groups of rows (`merge_replace_by`, `merge_replace_from`, which gold.cdc_history
+uses). Stock dbt-spark takes these Iceberg tables for Hive tables and fails the second
+snapshot run.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ def rows(spark, table: str) -> list[tuple]:
 
 def test_each_materialization_builds_twice_and_a_change_flows_through(spark, build) -> None:
     build()
-    first = {
-        t: rows(spark, t) for t in ("numbers", "numbers_merged", "numbers_python", "numbers_python_merged")
-    }
+    tables = ("numbers", "numbers_merged", "numbers_python", "numbers_python_merged", "numbers_replaced")
+    first = {t: rows(spark, t) for t in tables}
     assert first["numbers"] == [(i, 2 * i) for i in range(5)]
+    assert first["numbers_replaced"] == [(g, v, "first") for g in range(3) for v in range(1, 4)]
     assert first["numbers_python"] == [(i, 2 * i, 3 * i) for i in range(5)]
     assert spark.table(f"{SCHEMA}.numbers_snapshot").count() == 5
 
@@ -55,6 +57,17 @@ def test_each_materialization_builds_twice_and_a_change_flows_through(spark, bui
     # id 0 did not change (0 * 2 == 0 * 10); ids 1-4 got a closed and a new version.
     assert snapshot.count() == 9
     assert snapshot.where("current").count() == 5
+    # Group 1 from version 2 on is replaced (version 2 updated, version 3 deleted), version 1 is
+    # kept; groups 0 and 2, not written, are left alone; group 3 is new. No scratch table stays.
+    assert rows(spark, "numbers_replaced") == [
+        *[(0, v, "first") for v in range(1, 4)],
+        (1, 1, "first"),
+        (1, 2, "again"),
+        *[(2, v, "first") for v in range(1, 4)],
+        (3, 1, "new"),
+    ]
+    tables = {t.name for t in spark.catalog.listTables(SCHEMA)}
+    assert "numbers_replaced" in tables and "numbers_replaced__dbt_replacement" not in tables
 
 
 def test_tables_are_iceberg(spark, build) -> None:
