@@ -238,7 +238,7 @@ def generated_traffic(shared_runs):
 @pytest.fixture(scope="session")
 def pipeline_scenarios(shared_runs):
     """What each producer's pipeline scenario returned, by producer."""
-    return shared_runs
+    return {producer: shared_runs[producer] for producer in PIPELINE_PRODUCERS}
 
 
 @dataclass
