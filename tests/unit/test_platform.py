@@ -220,7 +220,7 @@ def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) 
 def test_cluster_target_lands_into_its_metastore_and_keeps_checkpoints_in_its_lakehouse_dir(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
-    from dbt.adapters.spark_embedded.services import LAKEHOUSE_CONF, with_services
+    from dbt.adapters.spark_embedded.services import JVM_OPTIONS, LAKEHOUSE_CONF, with_services
 
     monkeypatch.setenv("CDC_SPARK_MASTER", "spark://spark-master:7077")
     monkeypatch.setenv("CDC_WAREHOUSE_URI", "s3a://lake/warehouse")
@@ -233,6 +233,9 @@ def test_cluster_target_lands_into_its_metastore_and_keeps_checkpoints_in_its_la
     assert params[LAKEHOUSE_CONF] == str(tmp_path / "state")
     assert "iceberg-spark-runtime-4.0_2.13" in params["spark.jars"]  # shipped to the executors
     assert "spark.driver.host" not in params and "spark.driver.bindAddress" not in params
+    # The executors' JVMs compile and collect as the driver's do (services.JVM_OPTIONS).
+    assert params["spark.executor.extraJavaOptions"].split() == list(JVM_OPTIONS)
+    assert set(JVM_OPTIONS) <= set(params["spark.driver.extraJavaOptions"].split())
     assert with_services(params) == params  # the metastore is the cluster's: none is started
     assert not (tmp_path / "state" / "services").exists()
     assert target_lakehouse_dir("cluster", ROOT) == tmp_path / "state"

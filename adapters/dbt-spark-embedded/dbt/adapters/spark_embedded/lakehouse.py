@@ -155,6 +155,9 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
         "spark.driver.extraJavaOptions": " ".join(
             [f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", *JVM_OPTIONS, *java_options(SPARK_DRIVER)]
         ),
+        # A cluster's executors (the cluster target; local mode has none) run the same short
+        # queries' code as the driver, each compiling it anew: the same compilers and collector.
+        "spark.executor.extraJavaOptions": " ".join(JVM_OPTIONS),
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.
         "spark.pyspark.python": sys.executable,
