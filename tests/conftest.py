@@ -43,14 +43,15 @@ UNIT_TESTS_ENV = "CDC_DBT_UNIT_TESTS"  # dbt_project.yml enables the dbt unit te
 # pipeline tests land sample files that tests/e2e/test_dbt_project.py lands again later, and
 # expect them new). Keep the list in step with pytest's --durations.
 OWN_LAKEHOUSE_LONGEST_FIRST = (
-    "tests/e2e/test_shared_lakehouse.py",
+    # One unit of work (SHARED_WORK): the local reference, the object store and the cluster.
     "tests/e2e/test_object_store.py",
     "tests/e2e/test_cluster.py",
+    "tests/e2e/test_shared_lakehouse.py",
     "tests/e2e/test_hostile_input.py",
-    "tests/e2e/test_kafka_landing.py",
-    "tests/e2e/test_landing_crashes.py",
-    "tests/e2e/test_real_producers.py",
     "tests/e2e/test_pipeline.py",
+    "tests/e2e/test_landing_crashes.py",
+    "tests/e2e/test_kafka_landing.py",
+    "tests/e2e/test_real_producers.py",
     "tests/e2e/test_landing_watch.py",
     "tests/e2e/test_real_servers.py",
 )
