@@ -56,8 +56,9 @@ METASTORE_SOURCE = Path(include_package.PACKAGE_PATH) / "services" / "LoopbackMe
 LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
 
 # Just-in-time compilation and garbage collection of the JVMs the lakehouse
-# starts: the Spark driver (lakehouse.lakehouse_parameters) and the metastore
-# service (metastore_command), processes whose work is many short queries.
+# starts: the Spark driver and a cluster's executors (lakehouse.lakehouse_parameters)
+# and the metastore service (metastore_command), processes whose work is many
+# short queries.
 # Every query is new code to the JVM (Spark generates classes per query), and
 # HotSpot's optimizing compiler (C2) compiled it at its default thresholds: in
 # one 1M-message full build on 2 cores it used 120 s of CPU beside 262 s of
@@ -66,7 +67,8 @@ LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
 # that run over millions of rows (C1 alone made the 1M build 30 % slower). The
 # parallel collector has no concurrent marking threads competing with the tasks
 # for the cores. Measured in docs/benchmarks.md, "The JVMs' compilers and
-# collector".
+# collector" (for the executors: "A cluster's executors compile as the driver
+# does").
 JVM_OPTIONS = (
     "-XX:Tier4InvocationThreshold=50000",
     "-XX:Tier4MinInvocationThreshold=6000",
