@@ -92,7 +92,6 @@ def test_lakehouse_paths_are_absolute_and_under_one_directory(tmp_path: Path) ->
     root = str(tmp_path / "lh")
     assert params["spark.sql.warehouse.dir"] == f"{root}/warehouse"
     assert params["spark.cdc.lakehouseDir"] == root  # its metastore service's lakehouse
-    assert params["spark.hadoop.hive.downloaded.resources.dir"] == f"{root}/services/hive-resources"
     assert "spark.hadoop.hive.metastore.uris" not in params  # filled in when a session starts
     assert params["spark.sql.session.timeZone"] == "UTC"
     os.chdir(ROOT)

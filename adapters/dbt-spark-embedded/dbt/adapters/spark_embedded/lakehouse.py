@@ -158,10 +158,6 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
         # A cluster's executors (the cluster target; local mode has none) run the same short
         # queries' code as the driver, each compiling it anew: the same compilers and collector.
         "spark.executor.extraJavaOptions": " ".join(JVM_OPTIONS),
-        # Every Spark with the Hive catalog makes this directory (`ADD JAR` downloads into it; the
-        # lakehouse adds none) and leaves it behind: one for all of the lakehouse's processes,
-        # instead of an empty /tmp/<uuid>_resources for each.
-        "spark.hadoop.hive.downloaded.resources.dir": os.path.join(root, "services", "hive-resources"),
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.
         "spark.pyspark.python": sys.executable,
