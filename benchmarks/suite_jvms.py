@@ -66,7 +66,12 @@ def main_class(arguments: list[str]) -> str:
         elif not word.startswith("-"):
             if word.endswith(".SparkSubmit") and "--class" in arguments:
                 return arguments[arguments.index("--class") + 1].rsplit(".", 1)[-1]
-            return Path(word).name if word.endswith(".java") else word.rsplit(".", 1)[-1]
+            if word.endswith(".java"):
+                return Path(word).name
+            # org.apache.spark.launcher.Main (Spark's scripts run it to build the driver's command):
+            # a name as plain as Main keeps its package's last part.
+            parts = word.split(".")
+            return ".".join(parts[-2:]) if parts[-1] == "Main" else parts[-1]
     return "?"
 
 

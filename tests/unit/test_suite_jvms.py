@@ -30,6 +30,7 @@ SPARK_OPTIONS = ["-cp", "/a/conf:/a/jars/*", "-Xmx4g", "--add-opens=java.base/ja
         ([*SPARK_OPTIONS, "org.apache.spark.deploy.worker.Worker", "spark://127.0.0.1:7077"], "Worker"),
         (["--add-modules", "jdk.incubator.vector", "-jar", "/x/y/server.jar"], "server.jar"),
         (["/src/Sleep.java", "3"], "Sleep.java"),
+        (["-cp", "/a/*", "org.apache.spark.launcher.Main", "pyspark-shell"], "launcher.Main"),
         (["-version"], "?"),
     ],
 )
