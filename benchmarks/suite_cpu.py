@@ -1,0 +1,193 @@
+"""Where the test suite's CPU goes: every process it starts, by test file and program.
+
+The suite is CPU-bound on two cores (docs/testing.md, "How long it takes"). This script runs a
+command (by default the suite as `.ci/run` runs it) and samples `/proc` once a second. For each
+process that started after the command did, it records its program, its CPU seconds (user and
+system) when last seen alive, and the test that started it, read from `PYTEST_CURRENT_TEST` in
+its environment (pytest sets it in the test's process; subprocesses inherit it). A program is a
+JVM's main class (`SparkSubmit` a PySpark driver, `HiveThriftServer2` the SQL endpoint,
+`LoopbackMetastore`, a cluster's `Master`, `Worker` and executors, Kafka), a Python module run
+with `-m`, a Python script's name (`dbt`, `pytest`), `python -c` (pytest-xdist's test
+processes), or an executable's name (`postgres`, `weed`). At the end it prints, per test file,
+how many processes of each program the file started and their CPU, and the totals by program.
+
+    .venv/bin/python benchmarks/suite_cpu.py [--out processes.jsonl] [-- COMMAND ...]
+    .venv/bin/python benchmarks/suite_cpu.py --report processes.jsonl
+
+Linux only (`/proc`). A process that lives less than a second may be missed, and the CPU of its
+last second is not counted; a process's CPU is its own, not its children's. The two test
+processes' shared lakehouses' Spark is counted under the test that started it, though later
+tests use it too. It counts every process that starts on the machine meanwhile, so run it on an
+otherwise idle one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ["bash", ".ci/run"]  # set-up, linters and the README's test command
+ELSEWHERE = "(no test: set-up, collection, or a test process itself)"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_of(pid: str) -> dict | None:
+    """The program, command and starting test of process `pid`; None for a kernel thread."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        arguments = [c.decode(errors="replace") for c in f.read().split(b"\0") if c]
+    if not arguments:
+        return None
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        environment = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    return {
+        "pid": int(pid),
+        "program": program(arguments),
+        "argv0": arguments[0],
+        "test": environment.get(b"PYTEST_CURRENT_TEST", b"").decode(errors="replace"),
+    }
+
+
+def program(arguments: list[str]) -> str:
+    """What a process runs, named from its command line (the module docstring)."""
+    executable = Path(arguments[0]).name
+    if executable == "java":
+        return main_class(arguments[1:])
+    if executable.startswith("python"):
+        words = arguments[1:]
+        if "-m" in words[:-1]:
+            return words[words.index("-m") + 1]
+        if "-c" in words:
+            return "python -c"
+        script = next((w for w in words if not w.startswith("-")), None)
+        return Path(script).name if script else executable
+    return executable
+
+
+VALUED = {"-cp", "-classpath", "--class-path", "-p", "--module-path", "--add-modules", "--add-opens"}
+
+
+def main_class(arguments: list[str]) -> str:
+    """What a JVM runs, from its arguments after `java`: the main class's simple name, a jar's
+    or a source file's name; for Spark's launcher, the class it runs (`--class`: the SQL
+    endpoint, a master, a worker), else `SparkSubmit` (a PySpark driver)."""
+    words = iter(arguments)
+    for word in words:
+        if word in VALUED:
+            next(words, None)
+        elif word == "-jar":
+            return Path(next(words, "?")).name
+        elif not word.startswith("-"):
+            if word.endswith(".SparkSubmit") and "--class" in arguments:
+                return arguments[arguments.index("--class") + 1].rsplit(".", 1)[-1]
+            if word.endswith(".java"):
+                return Path(word).name
+            # org.apache.spark.launcher.Main (Spark's scripts run it to build the driver's command):
+            # a name as plain as Main keeps its package's last part.
+            parts = word.split(".")
+            return ".".join(parts[-2:]) if parts[-1] == "Main" else parts[-1]
+    return "?"
+
+
+def cpu_seconds(pid: str) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def sample(out: Path, until: subprocess.Popen) -> None:
+    """Append one JSON line per process that started after the first sample to `out` when it
+    exits, until `until` exits."""
+    before = {p for p in os.listdir("/proc") if p.isdigit()} - {str(until.pid)}
+    alive: dict[str, dict] = {}
+    with out.open("a") as sink:
+        while True:
+            done = until.poll() is not None
+            running = {p for p in os.listdir("/proc") if p.isdigit()}
+            before &= running  # a number freed by a process of before may come back as a new one
+            for pid in running - before:
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
+                    # New, or it ran another program since (exec: Spark's scripts become java).
+                    changed = argv0 and (pid not in alive or alive[pid]["argv0"] != argv0)
+                    if changed and (found := process_of(pid)) is not None:
+                        alive[pid] = {**found, "started": alive.get(pid, {}).get("started", time.time())}
+                    if pid in alive:
+                        alive[pid]["cpu"] = cpu_seconds(pid)
+                except (OSError, IndexError, ValueError):
+                    continue  # it exited meanwhile, or it is not ours to read
+            for pid in [p for p in alive if done or not os.path.exists(f"/proc/{p}")]:
+                record = alive.pop(pid)
+                record["seconds"] = round(time.time() - record.pop("started"))
+                sink.write(json.dumps(record) + "\n")
+            sink.flush()
+            if done:
+                return
+            time.sleep(1)
+
+
+def report(records: list[dict]) -> str:
+    """Per test file (most CPU first): its processes and their CPU by program, those under a
+    second of CPU together as `other`; then the totals by program."""
+    count: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    cpu: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for record in records:
+        where = record["test"].split("::")[0] or ELSEWHERE
+        count[where][record["program"]] += 1
+        cpu[where][record["program"]] += record.get("cpu", 0.0)
+    total = sum(sum(c.values()) for c in cpu.values())
+    lines = [
+        f"{len(records)} processes, {total:,.0f} s of CPU",
+        "",
+        "| test file | processes | CPU s | share | by program (processes, CPU s) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for where in sorted(cpu, key=lambda w: -sum(cpu[w].values())):
+        lines.append(row(where, count[where], cpu[where], total))
+    every_count, every_cpu = collections.Counter(), collections.Counter()
+    for where in cpu:
+        every_count.update(count[where])
+        every_cpu.update(cpu[where])
+    lines += ["", "| program | processes | CPU s | share |", "|---|---:|---:|---:|"]
+    for name, seconds in every_cpu.most_common():
+        lines.append(f"| {name} | {every_count[name]} | {seconds:,.0f} | {seconds / (total or 1):.0%} |")
+    return "\n".join(lines)
+
+
+def row(where: str, count: collections.Counter, cpu: collections.Counter, total: float) -> str:
+    seconds = sum(cpu.values())
+    named = [(name, spent) for name, spent in cpu.most_common() if spent >= 1]
+    others = [name for name in cpu if cpu[name] < 1]
+    parts = [f"{name} {count[name]}, {spent:,.0f}" for name, spent in named]
+    if others:
+        parts.append(f"other {sum(count[n] for n in others)}, {sum(cpu[n] for n in others):,.0f}")
+    share = seconds / (total or 1)
+    return f"| {where} | {sum(count.values())} | {seconds:,.0f} | {share:.0%} | {'; '.join(parts)} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("suite_cpu.jsonl"), help="one JSON line per process")
+    parser.add_argument("--report", type=Path, help="only print the report of a file an earlier run wrote")
+    parser.add_argument("command", nargs="*", help="the command to run (default: .ci/run)")
+    args = parser.parse_args(argv)
+    if args.report is None:
+        args.out.unlink(missing_ok=True)
+        command = subprocess.Popen(args.command or SUITE, cwd=ROOT)
+        sample(args.out, command)
+        print(report([json.loads(line) for line in args.out.open()]))
+        return command.returncode
+    print(report([json.loads(line) for line in args.report.open()]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
