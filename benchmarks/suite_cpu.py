@@ -56,7 +56,8 @@ def process_of(pid: str) -> dict | None:
 
 def program(arguments: list[str]) -> str:
     """What a process runs, named from its command line (the module docstring)."""
-    executable = Path(arguments[0]).name
+    # A server's worker may rename itself: PostgreSQL's show as "postgres: checkpointer".
+    executable = Path(arguments[0]).name.split(":")[0]
     if executable == "java":
         return main_class(arguments[1:])
     if executable.startswith("python"):

@@ -48,7 +48,7 @@ def test_main_class_names_what_the_jvm_runs(arguments: list[str], expected: str)
         (["/w/.venv/bin/python3.11", "-u", "-c", "import sys;exec(eval(sys.stdin.readline()))"], "python -c"),
         (["/w/.venv/bin/python"], "python"),
         (["/usr/lib/postgresql/15/bin/postgres", "-D", "/tmp/pg"], "postgres"),
-        (["postgres: checkpointer "], "postgres: checkpointer "),
+        (["postgres: checkpointer "], "postgres"),
     ],
 )
 def test_program_names_python_modules_scripts_and_executables(arguments: list[str], expected: str) -> None:
