@@ -136,8 +136,8 @@ def sample(out: Path, until: subprocess.Popen) -> None:
 
 
 def report(records: list[dict]) -> str:
-    """Per test file (most CPU first): its processes and their CPU by program, those under a
-    second of CPU together as `other`; then the totals by program."""
+    """Per test file (most CPU first): its processes and their CPU by program; then the totals
+    by program. Programs under a second of CPU are summed as `other`."""
     count: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     cpu: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for record in records:
@@ -158,7 +158,12 @@ def report(records: list[dict]) -> str:
         every_count.update(count[where])
         every_cpu.update(cpu[where])
     lines += ["", "| program | processes | CPU s | share |", "|---|---:|---:|---:|"]
-    for name, seconds in every_cpu.most_common():
+    named = [(name, seconds) for name, seconds in every_cpu.most_common() if seconds >= 1]
+    others = [name for name in every_cpu if every_cpu[name] < 1]
+    if others:
+        named.append(("other", sum(every_cpu[n] for n in others)))
+        every_count["other"] = sum(every_count[n] for n in others)
+    for name, seconds in named:
         lines.append(f"| {name} | {every_count[name]} | {seconds:,.0f} | {seconds / (total or 1):.0%} |")
     return "\n".join(lines)
 

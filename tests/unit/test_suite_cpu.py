@@ -72,10 +72,13 @@ def test_report_sums_each_files_jvms_by_main_class() -> None:
     )
     assert lines[5] == "| tests/e2e/test_b.py | 1 | 15 | 15% | Kafka 1, 15 |"
     assert lines[6] == f"| {suite_cpu.ELSEWHERE} | 1 | 0 | 0% | other 1, 0 |"
-    assert lines[8:11] == [
+    assert lines[8:] == [
         "| program | processes | CPU s | share |",
         "|---|---:|---:|---:|",
         "| SparkSubmit | 2 | 80 | 80% |",
+        "| Kafka | 1 | 15 | 15% |",
+        "| LoopbackMetastore | 1 | 4 | 4% |",
+        "| other | 3 | 0 | 0% |",
     ]
 
 
