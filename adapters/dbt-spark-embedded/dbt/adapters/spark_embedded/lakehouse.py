@@ -158,6 +158,9 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
         # A cluster's executors (the cluster target; local mode has none) run the same short
         # queries' code as the driver, each compiling it anew: the same compilers and collector.
         "spark.executor.extraJavaOptions": " ".join(JVM_OPTIONS),
+        # Not set here: hive.downloaded.resources.dir stays Hive's own, one directory per session
+        # under /tmp. Hive 2.3.10 cannot share one between sessions (docs/lakehouse.md, "One
+        # lakehouse, many processes").
         # Python UDF workers run on this interpreter (the venv's), not on
         # whatever `python3` is first on PATH.
         "spark.pyspark.python": sys.executable,
