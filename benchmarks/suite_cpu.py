@@ -38,12 +38,8 @@ ELSEWHERE = "(no test: set-up, collection, or a test process itself)"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def process_of(pid: str) -> dict | None:
-    """The program, command and starting test of process `pid`; None for a kernel thread."""
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        arguments = [c.decode(errors="replace") for c in f.read().split(b"\0") if c]
-    if not arguments:
-        return None
+def process_of(pid: str, arguments: list[str]) -> dict:
+    """The program and starting test of process `pid`, whose command line is `arguments`."""
     with open(f"/proc/{pid}/environ", "rb") as f:
         environment = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
     return {
@@ -116,11 +112,12 @@ def sample(out: Path, until: subprocess.Popen) -> None:
             for pid in running - before:
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
-                    # New, or it ran another program since (exec: Spark's scripts become java).
-                    changed = argv0 and (pid not in alive or alive[pid]["argv0"] != argv0)
-                    if changed and (found := process_of(pid)) is not None:
-                        alive[pid] = {**found, "started": alive.get(pid, {}).get("started", time.time())}
+                        arguments = [c.decode(errors="replace") for c in f.read().split(b"\0") if c]
+                    # New, or it ran another program since (exec: Spark's scripts become java);
+                    # a kernel thread has no command line.
+                    if arguments and (pid not in alive or alive[pid]["argv0"] != arguments[0]):
+                        started = alive.get(pid, {}).get("started", time.time())
+                        alive[pid] = {**process_of(pid, arguments), "started": started}
                     if pid in alive:
                         alive[pid]["cpu"] = cpu_seconds(pid)
                 except (OSError, IndexError, ValueError):
@@ -137,7 +134,7 @@ def sample(out: Path, until: subprocess.Popen) -> None:
 
 def report(records: list[dict]) -> str:
     """Per test file (most CPU first): its processes and their CPU by program; then the totals
-    by program. Programs under a second of CPU are summed as `other`."""
+    by program."""
     count: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     cpu: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for record in records:
@@ -152,31 +149,34 @@ def report(records: list[dict]) -> str:
         "|---|---:|---:|---:|---|",
     ]
     for where in sorted(cpu, key=lambda w: -sum(cpu[w].values())):
-        lines.append(row(where, count[where], cpu[where], total))
+        seconds = sum(cpu[where].values())
+        parts = "; ".join(
+            f"{name} {n}, {spent:,.0f}" for name, n, spent in by_program(count[where], cpu[where])
+        )
+        lines.append(
+            f"| {where} | {sum(count[where].values())} | {seconds:,.0f} | {share(seconds, total)} | {parts} |"
+        )
     every_count, every_cpu = collections.Counter(), collections.Counter()
     for where in cpu:
         every_count.update(count[where])
         every_cpu.update(cpu[where])
     lines += ["", "| program | processes | CPU s | share |", "|---|---:|---:|---:|"]
-    named = [(name, seconds) for name, seconds in every_cpu.most_common() if seconds >= 1]
-    others = [name for name in every_cpu if every_cpu[name] < 1]
-    if others:
-        named.append(("other", sum(every_cpu[n] for n in others)))
-        every_count["other"] = sum(every_count[n] for n in others)
-    for name, seconds in named:
-        lines.append(f"| {name} | {every_count[name]} | {seconds:,.0f} | {seconds / (total or 1):.0%} |")
+    for name, n, seconds in by_program(every_count, every_cpu):
+        lines.append(f"| {name} | {n} | {seconds:,.0f} | {share(seconds, total)} |")
     return "\n".join(lines)
 
 
-def row(where: str, count: collections.Counter, cpu: collections.Counter, total: float) -> str:
-    seconds = sum(cpu.values())
-    named = [(name, spent) for name, spent in cpu.most_common() if spent >= 1]
-    others = [name for name in cpu if cpu[name] < 1]
-    parts = [f"{name} {count[name]}, {spent:,.0f}" for name, spent in named]
-    if others:
-        parts.append(f"other {sum(count[n] for n in others)}, {sum(cpu[n] for n in others):,.0f}")
-    share = seconds / (total or 1)
-    return f"| {where} | {sum(count.values())} | {seconds:,.0f} | {share:.0%} | {'; '.join(parts)} |"
+def by_program(count: collections.Counter, cpu: collections.Counter) -> list[tuple[str, int, float]]:
+    """(program, processes, CPU s), most CPU first; the programs under a second of CPU summed
+    last as `other`."""
+    rows = [(name, count[name], spent) for name, spent in cpu.most_common() if spent >= 1]
+    if others := [name for name in cpu if cpu[name] < 1]:
+        rows.append(("other", sum(count[n] for n in others), sum(cpu[n] for n in others)))
+    return rows
+
+
+def share(seconds: float, total: float) -> str:
+    return f"{seconds / (total or 1):.0%}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,14 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="only print the report of a file an earlier run wrote")
     parser.add_argument("command", nargs="*", help="the command to run (default: .ci/run)")
     args = parser.parse_args(argv)
+    code = 0
     if args.report is None:
         args.out.unlink(missing_ok=True)
         command = subprocess.Popen(args.command or SUITE, cwd=ROOT)
         sample(args.out, command)
-        print(report([json.loads(line) for line in args.out.open()]))
-        return command.returncode
-    print(report([json.loads(line) for line in args.report.open()]))
-    return 0
+        code = command.returncode
+    print(report([json.loads(line) for line in (args.report or args.out).open()]))
+    return code
 
 
 if __name__ == "__main__":
