@@ -49,7 +49,15 @@ class CycleLine:
 class PipelineProcess:
     """A `pipeline --continuous` process; its cycle lines read as they come, each timed."""
 
-    def __init__(self, python: Path, root: Path, sources: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self,
+        python: Path,
+        root: Path,
+        sources: list[str],
+        env: dict[str, str],
+        log: Path,
+        run_results: Path | None = None,
+    ) -> None:
         command = [
             str(python),
             "-m",
@@ -67,6 +75,9 @@ class PipelineProcess:
             command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         self.cycles: list[CycleLine] = []
+        # dbt's run_results.json of the build a cycle ran, kept beside it as run_results-cycle-N.json
+        # before the next cycle's build overwrites it (None: not kept).
+        self.run_results = run_results
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -75,7 +86,15 @@ class PipelineProcess:
             self.log.write(line)
             self.log.flush()
             if found := CYCLE.match(line):
-                self.cycles.append(CycleLine(found, time.time()))
+                cycle = CycleLine(found, time.time())
+                if cycle.built and self.run_results is not None and self.run_results.is_file():
+                    shutil.copyfile(self.run_results, self.cycle_results(cycle.number))
+                self.cycles.append(cycle)
+
+    def cycle_results(self, number: int) -> Path:
+        """Where the run_results.json of cycle `number`'s build is kept."""
+        assert self.run_results is not None
+        return self.run_results.with_name(f"run_results-cycle-{number}.json")
 
     def wait_for(self, what: str, condition: Callable[[], bool], timeout: float = 3600) -> CycleLine:
         deadline = time.monotonic() + timeout
@@ -103,29 +122,55 @@ def move_in(files: list[Path], source: Path, inbox: Path) -> None:
         path.rename(target)
 
 
+def increment_cycles(cycles: list[CycleLine]) -> list[CycleLine] | None:
+    """Of the cycles after files appeared: those from the first that landed some of them to the
+    first build at or after the last that did (a cycle whose build waited for another's lands
+    and leaves the build to the next), once a cycle after that last one found nothing more to
+    land; None until then."""
+    landing = [number for number, cycle in enumerate(cycles) if cycle.landed]
+    if not landing or not any(cycle.landed == 0 for cycle in cycles[landing[-1] + 1 :]):
+        return None
+    built = [number for number in range(landing[-1], len(cycles)) if cycles[number].built]
+    return cycles[landing[0] : built[0] + 1] if built else None
+
+
 def warm_phases(
-    python: Path, root: Path, sources: list[str], inbox: Path, warm: Path, files: list[Path], env, log: Path
-) -> list[tuple[str, float, CycleLine]]:
-    """(phase, seconds, its cycle) of the warm path: a pipeline over `sources` (the landed +1 %
-    files in `inbox`), its first cycle (a build with nothing new), an idle cycle, then the
-    `files` under `warm` moved into `inbox` and timed until the cycle that built them."""
-    pipeline = PipelineProcess(python, root, sources, env, log)
+    python: Path,
+    root: Path,
+    sources: list[str],
+    inbox: Path,
+    warm: Path,
+    files: list[Path],
+    env,
+    log: Path,
+    run_results: Path | None = None,
+) -> list[tuple[str, float, CycleLine, int]]:
+    """(phase, seconds, its cycle, messages it landed) of the warm path: a pipeline over
+    `sources` (the landed +1 % files in `inbox`), its first cycle (a build with nothing new), an
+    idle cycle, then the `files` under `warm` moved into `inbox` and timed until the cycle that
+    landed the last of them and built it (the run of 2026-11-29 landed one producer's share in
+    the cycle after the others': then "the cycle itself" is the sum of those cycles' seconds).
+    The build of each cycle leaves its dbt run_results.json as `run_results-cycle-N.json` beside
+    `run_results` (PipelineProcess)."""
+    pipeline = PipelineProcess(python, root, sources, env, log, run_results)
     phases = []
     try:
         first = pipeline.wait_for("first cycle", lambda: len(pipeline.cycles) >= 1)
-        phases.append(("pipeline start to its first cycle's line", first.at - pipeline.started, first))
-        phases.append(("warm build, nothing new (first cycle)", first.seconds, first))
+        phases.append(("pipeline start to its first cycle's line", first.at - pipeline.started, first, 0))
+        phases.append(("warm build, nothing new (first cycle)", first.seconds, first, 0))
         idle = pipeline.wait_for("idle cycle", lambda: len(pipeline.cycles) >= 2)
-        phases.append(("warm cycle, nothing new", idle.seconds, idle))
+        phases.append(("warm cycle, nothing new", idle.seconds, idle, 0))
         count = len(pipeline.cycles)
         moved = time.time()
         move_in(files, warm, inbox)
-        built = pipeline.wait_for(
-            "cycle with the +1 %",
-            lambda: any(c.landed and c.built for c in pipeline.cycles[count:]),
-        )
-        phases.append(("warm cycle (+1 %), files appear to line", built.at - moved, built))
-        phases.append(("warm cycle (+1 %), the cycle itself", built.seconds, built))
+        settled = lambda: increment_cycles(pipeline.cycles[count:]) is not None  # noqa: E731
+        pipeline.wait_for("cycles with the +1 %", settled)
+        cycles = increment_cycles(pipeline.cycles[count:]) or []
+        first, last = cycles[0], cycles[-1]
+        spent = sum(c.seconds for c in cycles)
+        landed = sum(c.landed for c in cycles)
+        phases.append(("warm cycle (+1 %), files appear to line", last.at - moved, last, landed))
+        phases.append(("warm cycle (+1 %), the cycle itself", spent, first, landed))
     finally:
         pipeline.stop()
     return phases
