@@ -14,6 +14,7 @@
             "{{ drop_merge_replacement(this) }}",
             "{{ drop_history_scratch('fold_keys') }}",
             "{{ drop_history_scratch('marked_changes') }}",
+            "{{ drop_history_scratch('stored_versions') }}",
         ],
     )
 }}
@@ -47,8 +48,9 @@
     run reads none of the key's older changes;
   - otherwise its whole history is folded again from all of its changes
     in silver (a late change renumbers the versions after it).
-  The keys to fold and their changes are each computed once, into a
-  scratch table (history_scratch), which the model drops after the merge.
+  The keys to fold, their changes and the stored versions the passes
+  carry through key changes are each computed once, into a scratch table
+  (history_scratch), which the model drops after the merge.
   The versions either way are merged in place of the key's stored versions
   from the first one the run wrote on (merge_replace_by, merge_replace_from:
   versions a late change made obsolete are deleted), in one commit. Keys not
@@ -210,11 +212,15 @@ truncates as (
 
     fold_keys as (
         -- The keys this run folds: each touched key, extended or folded again (the model's
-        -- description), and the keys that continue a touched key (folded again).
+        -- description), and the keys that continue a touched key (folded again). One join of
+        -- the two, so that each is computed once: Spark computes a CTE again at each
+        -- reference, and each computation of `touched` reads this table, and of
+        -- `continuing_keys` silver.
         select
-            touched.key_hash,
+            coalesce(touched.key_hash, continuing_keys.key_hash) as key_hash,
             touched.table_id,
-            not touched.continues_key
+            touched.key_hash is not null
+            and not touched.continues_key
             and continuing_keys.key_hash is null
             and (
                 -- A key new to its table: all of its changes are new.
@@ -235,7 +241,8 @@ truncates as (
                     and tied_truncates.table_id is null
                 )
             ) as is_extended,
-            touched.stored_version_number is null as is_new,
+            -- False for a key that only continues a touched one: its whole history is folded again.
+            touched.key_hash is not null and touched.stored_version_number is null as is_new,
             touched.stored_primary_key,
             touched.stored_version_number,
             touched.stored_change_id,
@@ -248,30 +255,11 @@ truncates as (
             touched.stored_source_format,
             touched.stored_ingested_at
         from touched
+        full outer join continuing_keys on touched.key_hash = continuing_keys.key_hash
         left join settings on touched.table_id = settings.table_id
         left join truncated_tables on touched.table_id = truncated_tables.table_id
-        left join continuing_keys on touched.key_hash = continuing_keys.key_hash
         left join tied_truncates
             on touched.table_id = tied_truncates.table_id and touched.stored_sequence = tied_truncates.sequence
-        union all
-        select
-            continuing_keys.key_hash,
-            cast(null as string) as table_id,
-            false as is_extended,
-            false as is_new,
-            cast(null as map<string, string>) as stored_primary_key,
-            cast(null as int) as stored_version_number,
-            cast(null as string) as stored_change_id,
-            cast(null as string) as stored_sequence,
-            cast(null as string) as stored_operation,
-            cast(null as timestamp) as stored_valid_from,
-            cast(null as string) as stored_transaction_id,
-            cast(null as boolean) as stored_is_deleted,
-            cast(null as map<string, string>) as stored_row_data,
-            cast(null as string) as stored_source_format,
-            cast(null as timestamp) as stored_ingested_at
-        from continuing_keys
-        left anti join touched on continuing_keys.key_hash = touched.key_hash
     )
     {%- endset %}
 
@@ -526,20 +514,45 @@ folded_1 as (
 {% set fold_columns = [
     '@key_hash', '@table_id', '@primary_key', '@start', '@scd_type', '@ignore_columns', '@collapse_transactions'
 ] %}
-{% if is_incremental() -%}
+{% if is_incremental() and passes > 1 -%}
+    {#- Read by every pass after the first: computed once, into a scratch table (history_scratch),
+        so that this table is read once for it rather than once per pass. The scratch table's
+        query has only fold_keys and marked_changes before it, so previous_keys, starts and the
+        keys of start_rows whose fold starts empty are worked out from those two here. -#}
+    {%- set stored_versions_ctes -%}
+    extended_starts as (
+        -- The stored current version each extended key's fold starts from (starts, above).
+        select
+            key_hash,
+            stored_version_number as version_number
+        from fold_keys
+        where is_extended and not is_new
+    ),
+
     stored_versions as (
-        select /*+ broadcast(previous_keys) */
+        select /*+ broadcast(previous_keys, folded_whole, extended_starts) */
             stored.key_hash,
             stored.sequence,
             stored.row_data
         from {{ this }} as stored
-        inner join previous_keys on stored.key_hash = previous_keys.previous_key_hash
+        inner join (
+            select distinct previous_key_hash from marked_changes
+            where continues_key
+        ) as previous_keys
+            on stored.key_hash = previous_keys.previous_key_hash
         {#- This run's versions of the keys it folds: all of a key folded again (its fold starts
-            empty), an extended key's from its current one on. #}
-        left anti join start_rows on stored.key_hash = start_rows.key_hash and size(start_rows.start) = 0
-        left anti join starts
-            on stored.key_hash = starts.key_hash and stored.version_number >= starts.version_number
-    ),
+            empty: a key with changes to fold and no stored start), an extended key's from its
+            current one on. #}
+        left anti join (
+            select distinct changed.key_hash from marked_changes as changed
+            left anti join extended_starts on changed.key_hash = extended_starts.key_hash
+        ) as folded_whole
+            on stored.key_hash = folded_whole.key_hash
+        left anti join extended_starts
+            on stored.key_hash = extended_starts.key_hash and stored.version_number >= extended_starts.version_number
+    )
+    {%- endset %}
+    {{ history_scratch('stored_versions', changes_ctes, stored_versions_ctes) }},
 {%- endif %}
 {% for pass in range(1, passes) %}
     versions_{{ pass }} as (
