@@ -43,6 +43,14 @@ def task_end(*updates: tuple[int, int]) -> dict:
     }
 
 
+def start(execution: int, description: str, at: int, *scans: dict, root: int | None = None) -> dict:
+    """An SQL execution's start event, its plan reading `scans`."""
+    event = {"Event": START, "executionId": execution, "description": description, "time": at}
+    if root is not None:
+        event["rootExecutionId"] = root
+    return {**event, "sparkPlanInfo": plan(*scans)}
+
+
 def write_log(path: Path, events: list[dict]) -> Path:
     path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
     return path
@@ -51,13 +59,7 @@ def write_log(path: Path, events: list[dict]) -> Path:
 def test_rows_of_each_scan_are_summed_per_node_and_table(tmp_path: Path) -> None:
     history = "model.cdc_lakehouse.cdc_history"
     events = [
-        {
-            "Event": START,
-            "executionId": 1,
-            "description": history,
-            "time": 1_000,
-            "sparkPlanInfo": plan(scan("gold.cdc_history", 10)),
-        },
+        start(1, history, 1_000, scan("gold.cdc_history", 10)),
         # The adaptive plan adds a scan of its own (a new accumulator).
         {
             "Event": ADAPTIVE,
@@ -66,34 +68,15 @@ def test_rows_of_each_scan_are_summed_per_node_and_table(tmp_path: Path) -> None
         },
         task_end((10, 400), (1010, 99)),
         # The merge's query: an execution nested in the statement's, its time in the outer one's.
-        {
-            "Event": START,
-            "executionId": 4,
-            "rootExecutionId": 1,
-            "description": history,
-            "time": 1_500,
-            "sparkPlanInfo": plan(scan("gold.cdc_history", 40)),
-        },
+        start(4, history, 1_500, scan("gold.cdc_history", 40), root=1),
         task_end((10, 600), (11, 50), (40, 5)),
         {"Event": END, "executionId": 4, "time": 3_000},
         {"Event": END, "executionId": 1, "time": 3_500},
-        {
-            "Event": START,
-            "executionId": 2,
-            "description": "test.cdc_lakehouse.grain_x.5431b581a4",
-            "time": 4_000,
-            "sparkPlanInfo": plan(scan("silver.cdc_changes", 20)),
-        },
+        start(2, "test.cdc_lakehouse.grain_x.5431b581a4", 4_000, scan("silver.cdc_changes", 20)),
         task_end((20, 7)),
         {"Event": END, "executionId": 2, "time": 4_250},
         # A statement no query comment named: Spark's own call site as its description.
-        {
-            "Event": START,
-            "executionId": 3,
-            "description": "sql at NativeMethodAccessorImpl.java:0",
-            "time": 5_000,
-            "sparkPlanInfo": plan(scan("bronze.raw_ces.entries", 30)),
-        },
+        start(3, "sql at NativeMethodAccessorImpl.java:0", 5_000, scan("bronze.raw_ces.entries", 30)),
         task_end((30, 3)),
         {"Event": END, "executionId": 3, "time": 5_100},
     ]
