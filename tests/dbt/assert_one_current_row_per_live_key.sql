@@ -1,13 +1,23 @@
 -- gold.cdc_current holds exactly the keys whose current history version is
 -- not deleted, with that version's image. Returns the differences: each
 -- (key_hash, change_id) in one and not the other. On an incremental build,
--- for the keys the build wrote (macro cdc_test_rows); on a full refresh or
--- with cdc_test_scope=all, for every key.
+-- for the keys the build wrote (macro cdc_test_rows), from both tables; on a
+-- full refresh or with cdc_test_scope=all, for every key.
 --
--- One pass over each: the history's rows in scope and the current rows are
--- grouped by key together, and each key's two sets of change ids compared
--- (a reference to a CTE is computed again at each reference in Spark, and
--- each computation would read the history again).
+-- The history's rows in scope and the current rows are grouped by key in one
+-- pass, and each key's change ids compared: each reference to a CTE would be
+-- computed again in Spark, each time reading the history again.
+{%- set current_scope = none %}
+{%- if not cdc_tests_whole() %}
+    {#- The keys with a history row the build wrote: `false` when it wrote none (then Spark is
+        not asked at all: the test materialization), none when it wrote the whole table. #}
+    {%- set written = cdc_test_scope_condition(ref('cdc_history'), tested_node(ref('cdc_history'))) %}
+    {%- if written is not none %}
+        {%- set current_scope = 'false' if written == 'false'
+            else 'key_hash in (select key_hash from ' ~ ref('cdc_history') ~ ' as written where ' ~ written ~ ')' %}
+    {%- endif %}
+    {%- do record_test_scope(tested_node(ref('cdc_current')), current_scope) %}
+{%- endif %}
 
 with
 
@@ -15,9 +25,16 @@ history as (
     select * from {{ cdc_test_rows(ref('cdc_history'), ['key_hash']) }}
 ),
 
+current_rows as (
+    select * from {{ ref('cdc_current') }}
+    {%- if current_scope is not none %}
+        where {{ current_scope }}
+    {%- endif %}
+),
+
 rows_by_side as (
     -- Every key in scope once from the history, with the change of its live current version
-    -- (none when it has none), and every current row.
+    -- (none when it has none), and every current row of those keys.
     select
         key_hash,
         true as is_expected,
@@ -28,7 +45,7 @@ rows_by_side as (
         key_hash,
         false as is_expected,
         named_struct('change_id', change_id) as change
-    from {{ ref('cdc_current') }}
+    from current_rows
 ),
 
 per_key as (
