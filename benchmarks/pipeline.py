@@ -84,7 +84,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DBT = ROOT / ".venv" / "bin" / "dbt"
 sys.path.insert(0, str(ROOT))
-from benchmarks.warm import load_run, warm_phases  # noqa: E402
+from benchmarks.warm import cycle_results, load_run, warm_phases  # noqa: E402
 from cdc_cluster.object_store import ObjectStore  # noqa: E402
 from cdc_cluster.standalone import exported  # noqa: E402
 from cdc_tools.generators import generated_producers, land_sources  # noqa: E402
@@ -453,8 +453,7 @@ def measure(run: Run, home: Path, env: dict[str, str], log: Path, builds: bool, 
             if name.endswith("the cycle itself"):
                 # The build of the first cycle that landed the +1 % (of the first of two, when
                 # it landed over two: warm_phases).
-                kept = results.with_name(f"run_results-cycle-{cycle.number}.json")
-                run.builds["warm cycle (+1 %)"] = node_times(kept)
+                run.builds["warm cycle (+1 %)"] = node_times(cycle_results(results, cycle.number))
         run_process([str(PYTHON), "-m", "python_ingest", "lakehouse", "stop"], env, log)
     if builds and "engine" not in skip:
         for phase in engine_phases(home, env, log):

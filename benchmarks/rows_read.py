@@ -170,8 +170,10 @@ def label_statements() -> None:
     session.Cursor.execute = labelled
 
 
-def run_dbt(arguments: list[str], event_logs: Path) -> Path:
-    """Run dbt with `arguments` here, the event log into `event_logs`; the log it wrote."""
+def run_dbt(arguments: list[str], event_logs: Path | None) -> Path:
+    """Run dbt with `arguments` here, the event log into `event_logs` (None: a new temporary
+    directory); the log it wrote."""
+    event_logs = event_logs or Path(tempfile.mkdtemp(prefix="rows-read-"))
     event_logs.mkdir(parents=True, exist_ok=True)
     before = set(event_logs.iterdir())
     os.environ["CDC_WARM_ENGINE"] = "off"  # Spark in this process: its statements are labelled
@@ -207,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(own)
     if args.report is None and not dbt_arguments:
         parser.error("give dbt's arguments after --, or --report EVENT_LOG")
-    event_logs = args.event_logs or Path(tempfile.mkdtemp(prefix="rows-read-"))
-    path = args.report or run_dbt(dbt_arguments, event_logs)
+    path = args.report or run_dbt(dbt_arguments, args.event_logs)
     print(f"event log: {path}")
     print(report(read_event_log(path), args.top))
     return 0

@@ -88,13 +88,8 @@ class PipelineProcess:
             if found := CYCLE.match(line):
                 cycle = CycleLine(found, time.time())
                 if cycle.built and self.run_results is not None and self.run_results.is_file():
-                    shutil.copyfile(self.run_results, self.cycle_results(cycle.number))
+                    shutil.copyfile(self.run_results, cycle_results(self.run_results, cycle.number))
                 self.cycles.append(cycle)
-
-    def cycle_results(self, number: int) -> Path:
-        """Where the run_results.json of cycle `number`'s build is kept."""
-        assert self.run_results is not None
-        return self.run_results.with_name(f"run_results-cycle-{number}.json")
 
     def wait_for(self, what: str, condition: Callable[[], bool], timeout: float = 3600) -> CycleLine:
         deadline = time.monotonic() + timeout
@@ -120,6 +115,11 @@ def move_in(files: list[Path], source: Path, inbox: Path) -> None:
         target = inbox / relative.parent / "warm" / relative.name
         target.parent.mkdir(parents=True, exist_ok=True)
         path.rename(target)
+
+
+def cycle_results(run_results: Path, number: int) -> Path:
+    """Where PipelineProcess keeps the run_results.json (`run_results`) of cycle `number`'s build."""
+    return run_results.with_name(f"run_results-cycle-{number}.json")
 
 
 def increment_cycles(cycles: list[CycleLine]) -> list[CycleLine] | None:
@@ -148,10 +148,9 @@ def warm_phases(
     """(phase, seconds, its cycle, messages it landed) of the warm path: a pipeline over
     `sources` (the landed +1 % files in `inbox`), its first cycle (a build with nothing new), an
     idle cycle, then the `files` under `warm` moved into `inbox` and timed until the cycle that
-    landed the last of them and built it (the run of 2026-11-29 landed one producer's share in
-    the cycle after the others': then "the cycle itself" is the sum of those cycles' seconds).
-    The build of each cycle leaves its dbt run_results.json as `run_results-cycle-N.json` beside
-    `run_results` (PipelineProcess)."""
+    landed the last of them and built it (both runs of 2026-11-29 landed the +1 % over two
+    cycles: then "the cycle itself" is the sum of those cycles' seconds). The build of each
+    cycle leaves its dbt run_results.json beside `run_results` (cycle_results)."""
     pipeline = PipelineProcess(python, root, sources, env, log, run_results)
     phases = []
     try:
