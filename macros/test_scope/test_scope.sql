@@ -161,10 +161,16 @@
             {#- Created or replaced by this build: every row is new, so read them all once. -#}
             {{ return(none) }}
         {%- endif -%}
-        {%- set key_list = key | join(', ') -%}
-        {%- set scope = '(' ~ scope ~ ') or (' ~ key_list ~ ') in (select ' ~ key_list ~ ' from ' ~ relation ~ ' as scoped_keys where ' ~ scope ~ ')' -%}
+        {%- set scope = '(' ~ scope ~ ') or ' ~ keys_in_scope(key, relation, scope) -%}
     {%- endif -%}
     {{ return(scope) }}
+{%- endmacro %}
+
+
+{% macro keys_in_scope(key, relation, scope) -%}
+    {#- SQL selecting the rows whose `key` (columns) is the key of a row of `relation` in `scope` (SQL on its columns). -#}
+    {%- set key_list = key | join(', ') -%}
+    {{ return('(' ~ key_list ~ ') in (select ' ~ key_list ~ ' from ' ~ relation ~ ' as scoped_keys where ' ~ scope ~ ')') }}
 {%- endmacro %}
 
 

@@ -13,8 +13,7 @@
         not asked at all: the test materialization), none when it wrote the whole table. #}
     {%- set written = cdc_test_scope_condition(ref('cdc_history'), tested_node(ref('cdc_history'))) %}
     {%- if written is not none %}
-        {%- set current_scope = 'false' if written == 'false'
-            else 'key_hash in (select key_hash from ' ~ ref('cdc_history') ~ ' as written where ' ~ written ~ ')' %}
+        {%- set current_scope = 'false' if written == 'false' else keys_in_scope(['key_hash'], ref('cdc_history'), written) %}
     {%- endif %}
     {%- do record_test_scope(tested_node(ref('cdc_current')), current_scope) %}
 {%- endif %}

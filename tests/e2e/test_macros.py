@@ -640,6 +640,20 @@ def test_cdc_test_scope_condition_reads_what_the_last_build_added(spark, dbt, sc
     assert scope_condition(dbt, staged, None, "--vars", "{cdc_test_scope: all}") == "None"
 
 
+def test_keys_in_scope_selects_the_rows_sharing_a_key_with_a_row_in_scope(spark, dbt, scratch) -> None:
+    keyed = f"{scratch}.keyed"
+    spark.sql(f"create or replace table {keyed} (id int, k string, j int) using iceberg")
+    spark.sql(f"insert into {keyed} values (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', 1)")
+
+    def ids(key: list[str], scope: str) -> list[int]:
+        condition = compile_inline(dbt, "{{ keys_in_scope(" + f"{key}, '{keyed}', \"{scope}\"" + ") }}")
+        return sorted(r.id for r in spark.sql(f"select id from {keyed} where {condition}").collect())
+
+    assert ids(["k"], "id in (1, 3)") == [1, 2, 3]  # keys a and b: row 2 shares a with row 1
+    assert ids(["k", "j"], "id = 1") == [1]  # (a, 1): not row 2, (a, 2)
+    assert ids(["k"], "false") == []
+
+
 NAMES = ["Order Date", "9lives", "__", "#alibaba_rds_row_id#", "EMPLOYEE_ID", "a.b-c"]
 
 
