@@ -23,6 +23,15 @@
 {%- endmacro %}
 
 
+{% macro query_rows(sql) -%}
+    {#- The rows `sql` returns when the model executes, each a sequence of its values; no row at parse time. -#}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {{ return(run_query(sql).rows) }}
+{%- endmacro %}
+
+
 {% macro last_staged_at(column='staged_at') -%}
     {#-
       The newest `column` (a processing time) of the model being built, as a

@@ -33,6 +33,60 @@
     'select count(*) from ' ~ ref('stg_landed__messages') ~ ' where staged_at >= ' ~ timestamp_literal(start)
 ) == 0 %}
 
+{#-
+  Which data files of each bronze table "landed" reads: those no later than
+  the newest one staging has read (Iceberg data sequence numbers), and in a
+  scoped build only those committed after what staging had read before the
+  build. Both bounds are found before the test's SQL is sent and written
+  into it as literals, with the files' smallest ingested_at, so that
+  Iceberg skips the older files by their column bounds: one query over
+  staging (its rows in scope, or whole) and one over the bronze tables'
+  `entries` (macro query_rows). As CTEs they would be computed again at
+  each reference: staging read once per bronze table, twice per query. A
+  format with no such file reads nothing.
+-#}
+{%- set in_scope = {} -%}
+{%- if execute and not nothing_staged -%}
+    {%- set before = {} if whole else bronze_read_positions(start) or {} -%}
+    {%- for row in query_rows(
+        'select source_format, max(bronze_sequence_number) from '
+        ~ (ref('stg_landed__messages') if whole else cdc_test_rows(ref('stg_landed__messages')))
+        ~ ' as staged group by source_format'
+    ) if row[0] in source_formats and row[1] is not none -%}
+        {%- do in_scope.update({row[0]: {'after': before.get(row[0], -1), 'up_to': row[1] | int}}) -%}
+    {%- endfor -%}
+    {%- set files_queries = [] -%}
+    {%- for source_format, files in in_scope.items() -%}
+        {%- do files_queries.append(
+            "select '" ~ source_format ~ "' as source_format, count(*) as files, "
+            ~ 'cast(min(readable_metrics.ingested_at.lower_bound) as string) as lower_bound from '
+            ~ source('bronze', 'raw_' ~ source_format) ~ '.entries where status <> 2 and data_file.content = 0'
+            ~ ' and sequence_number > ' ~ files.after ~ ' and sequence_number <= ' ~ files.up_to
+        ) -%}
+    {%- endfor -%}
+    {%- for row in query_rows(files_queries | join(' union all ')) if files_queries -%}
+        {%- do in_scope[row[0]].update({'files': row[1], 'lower_bound': row[2]}) -%}
+    {%- endfor -%}
+    {#- The condition on a bronze table's rows (alias landed) and its entries (alias files). -#}
+    {%- for files in in_scope.values() if files.get('files', 0) > 0 -%}
+        {%- set condition = 'files.sequence_number > ' ~ files.after ~ ' and files.sequence_number <= ' ~ files.up_to -%}
+        {%- if files.lower_bound is not none -%}
+            {%- set condition = condition ~ ' and ' ~ iceberg_lower_bound_condition('landed.ingested_at', files.lower_bound) -%}
+        {%- endif -%}
+        {%- do files.update({'files_condition': condition}) -%}
+    {%- endfor -%}
+{%- endif -%}
+{%- for source_format in source_formats if not whole -%}
+    {#- Each bronze table's rows in scope, kept for the test materialization as cdc_test_rows does. #}
+    {%- set files = in_scope.get(source_format, {}) -%}
+    {%- do record_test_scope(
+        tested_node(source('bronze', 'raw_' ~ source_format)),
+        ('_file in (select data_file.file_path from ' ~ source('bronze', 'raw_' ~ source_format)
+            ~ '.entries where status <> 2 and sequence_number > ' ~ files.after
+            ~ ' and sequence_number <= ' ~ files.up_to ~ ')') if files.get('files', 0) > 0 else 'false'
+    ) -%}
+{%- endfor -%}
+
 {%- set landed_ctes -%}
 staged_in_scope as (
     select
@@ -43,28 +97,21 @@ staged_in_scope as (
     from {{ ref('stg_landed__messages') if whole else cdc_test_rows(ref('stg_landed__messages')) }} as staged
 ),
 
-staged_up_to as (
-    select
-        source_format,
-        max(bronze_sequence_number) as bronze_sequence_number
-    from staged_in_scope
-    group by source_format
-),
-
 landed as (
+    {#- Bronze up to what staging has read: its data files in scope (above), each read once. #}
     {% for source_format in source_formats -%}
+        {%- set files = in_scope.get(source_format, {}) %}
         select distinct
             '{{ source_format }}' as source_format,
             landed.message_id
         {%- set bronze = source('bronze', 'raw_' ~ source_format) %}
-        from {{ bronze if whole else cdc_test_rows(bronze) }} as landed
+        from {{ bronze }} as landed
         inner join {{ bronze }}.entries as files
             on landed._file = files.data_file.file_path
-        inner join staged_up_to
-            on
-                staged_up_to.source_format = '{{ source_format }}'
-                and files.sequence_number <= staged_up_to.bronze_sequence_number
-        where files.status <> 2
+        where
+            files.status <> 2
+            and files.data_file.content = 0
+            and {{ files.get('files_condition', 'false') }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),

@@ -450,6 +450,17 @@ def test_query_scalar_gives_the_first_value_or_none(dbt) -> None:
     assert found == "7,None,None"
 
 
+def test_query_rows_gives_every_row_with_its_values_in_order(dbt) -> None:
+    """The few values a test writes into its SQL as literals
+    (tests/dbt/assert_every_bronze_message_has_one_outcome.sql)."""
+    found = compile_inline(
+        dbt,
+        "{% for row in query_rows(\"select 'a' as f, 3 as n union all select 'b', null order by f\") %}"
+        "{{ row[0] }}={{ row[1] }};{% endfor %}|{{ query_rows('select 1 where false') | length }}",
+    )
+    assert found == "a=3;b=None;|0"
+
+
 def test_create_cdc_functions_registers_every_lakehouse_function(spark, dbt) -> None:
     """The on-run-start hook (dbt_project.yml): after it, a session knows every function of
     cdc_function_classes, as the dbt unit tests of the models that use one need (they run before
