@@ -10,9 +10,15 @@ reads the event log: for every SQL execution, the tasks' updates of the "number 
 metric of each table scan in its plans (the first plan and the adaptive ones), summed per node
 and table.
 
-    .venv/bin/python benchmarks/rows_read.py [--event-logs DIR] [--top 25] -- \
+    .venv/bin/python benchmarks/rows_read.py [--event-logs DIR] [--top 25] [--stages] -- \
         build --exclude-resource-type unit_test
-    .venv/bin/python benchmarks/rows_read.py --report EVENT_LOG [--top 25]
+    .venv/bin/python benchmarks/rows_read.py --report EVENT_LOG [--top 25] [--stages]
+
+`--stages` adds the nodes that ran the most Spark stages: their jobs, stages, the stages' seconds
+(which overlap), and how many of the stages scan an Iceberg metadata table (`entries`,
+`snapshots`, ...). A build is bound by its queries' count and shape more than by the rows they
+read (docs/benchmarks.md, "The accounting test: its bounds as literals"), and this shows which
+nodes make the most of them.
 
 The arguments after `--` are dbt's (`dbt build ...` without `dbt`), against the lakehouse of
 `$CDC_LAKEHOUSE_DIR` as usual. A scan's rows are those it returned after Iceberg skipped whole
@@ -39,6 +45,11 @@ EXECUTION_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionSt
 ADAPTIVE_UPDATE = "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate"
 EXECUTION_END = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"
 NONE = "(none)"
+# Iceberg's metadata tables, as the last part of a scanned table's name (`bronze.raw_ces.entries`).
+METADATA_TABLES = frozenset(
+    ("entries", "snapshots", "files", "data_files", "delete_files", "manifests", "metadata_log_entries")
+    + ("history", "partitions", "refs", "position_deletes", "all_data_files", "all_entries", "all_manifests")
+)
 
 
 def scan_metrics(plan: dict, found: dict[int, str]) -> None:
@@ -83,6 +94,10 @@ def read_event_log(path: Path) -> dict[str, dict]:
     execution_node: dict[int, str] = {}
     execution_times: dict[int, list[float]] = {}
     rows: collections.Counter = collections.Counter()  # accumulator id -> rows
+    job_executions: list[int | None] = []  # the SQL execution of each job (None: no SQL)
+    stage_execution: dict[int, int | None] = {}
+    # (execution, seconds, whether it scans a metadata table) of each stage run
+    stages: list[tuple[int | None, float, bool]] = []
     for line in event_lines(path):
         event = json.loads(line)
         kind = event.get("Event")
@@ -104,18 +119,86 @@ def read_event_log(path: Path) -> dict[str, dict]:
             for accumulable in (event.get("Task Info") or {}).get("Accumulables", []):
                 if accumulable.get("ID") in metric_table:
                     rows[accumulable["ID"]] += int(accumulable.get("Update") or 0)
+        elif kind == "SparkListenerJobStart":
+            found = (event.get("Properties") or {}).get("spark.sql.execution.id")
+            execution = int(found) if found is not None else None
+            job_executions.append(execution)
+            stage_execution.update(dict.fromkeys(event.get("Stage IDs", []), execution))
+        elif kind == "SparkListenerStageCompleted":
+            stage = event["Stage Info"]
+            if "Submission Time" in stage and "Completion Time" in stage:  # skipped stages have neither
+                stages.append(
+                    (
+                        stage_execution.get(stage["Stage ID"]),
+                        (stage["Completion Time"] - stage["Submission Time"]) / 1000,
+                        scans_metadata(stage),
+                    )
+                )
     nodes: dict[str, dict] = {}
-    for execution, node in execution_node.items():
-        entry = nodes.setdefault(
-            node_of(node), {"executions": 0, "seconds": 0.0, "tables": collections.Counter()}
+
+    def entry_of(execution: int | None) -> dict:
+        node = node_of(execution_node.get(execution, NONE)) if execution is not None else NONE
+        return nodes.setdefault(
+            node,
+            {
+                "executions": 0,
+                "seconds": 0.0,
+                "tables": collections.Counter(),
+                "jobs": 0,
+                "stages": 0,
+                "stage_seconds": 0.0,
+                "metadata_stages": 0,
+            },
         )
+
+    for execution in execution_node:
+        entry = entry_of(execution)
         entry["executions"] += 1
         start, end = execution_times.get(execution, (0.0, 0.0))
         entry["seconds"] += max(0.0, end - start)
+    for execution in job_executions:
+        entry_of(execution)["jobs"] += 1
+    for execution, seconds, metadata in stages:
+        entry = entry_of(execution)
+        entry["stages"] += 1
+        entry["stage_seconds"] += seconds
+        entry["metadata_stages"] += metadata
     for accumulator, count in rows.items():
         node = node_of(execution_node.get(metric_execution[accumulator], NONE))
         nodes[node]["tables"][metric_table[accumulator]] += count
     return nodes
+
+
+def scans_metadata(stage: dict) -> bool:
+    """Whether a stage (a `Stage Info` of the event log) scans an Iceberg metadata table, read
+    from its RDDs' operator scopes (`BatchScan spark_catalog.bronze.raw_ces.entries`)."""
+    for rdd in stage.get("RDD Info", []):
+        try:
+            name = json.loads(rdd.get("Scope") or "{}").get("name", "")
+        except ValueError:
+            continue
+        if SCAN.match(name) and name.split()[-1].rsplit(".", 1)[-1] in METADATA_TABLES:
+            return True
+    return False
+
+
+def stages_report(nodes: dict[str, dict], top: int) -> str:
+    """The nodes that ran the most Spark stages."""
+    ranked = sorted(nodes.items(), key=lambda item: -item[1]["stages"])
+    lines = [
+        f"{sum(e['jobs'] for e in nodes.values())} Spark jobs, "
+        f"{sum(e['stages'] for e in nodes.values())} stages run, "
+        f"{sum(e['metadata_stages'] for e in nodes.values())} of them scanning metadata tables",
+        "",
+        "| node | SQL executions | jobs | stages | stages' seconds | stages scanning metadata tables |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for node, entry in ranked[:top]:
+        lines.append(
+            f"| {node_name(node)} | {entry['executions']} | {entry['jobs']} | {entry['stages']} | "
+            f"{entry['stage_seconds']:.1f} | {entry['metadata_stages']} |"
+        )
+    return "\n".join(lines)
 
 
 def node_of(description: str) -> str:
@@ -206,12 +289,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="read this event log instead of running dbt")
     parser.add_argument("--event-logs", type=Path, default=None, help="where Spark writes its event log")
     parser.add_argument("--top", type=int, default=25, help="how many nodes to list")
+    parser.add_argument("--stages", action="store_true", help="also the nodes that ran the most Spark stages")
     args = parser.parse_args(own)
     if args.report is None and not dbt_arguments:
         parser.error("give dbt's arguments after --, or --report EVENT_LOG")
     path = args.report or run_dbt(dbt_arguments, args.event_logs)
     print(f"event log: {path}")
-    print(report(read_event_log(path), args.top))
+    nodes = read_event_log(path)
+    print(report(nodes, args.top))
+    if args.stages:
+        print()
+        print(stages_report(nodes, args.top))
     return 0
 
 

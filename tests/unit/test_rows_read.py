@@ -104,3 +104,50 @@ def test_the_node_of_a_statement_comes_from_dbts_query_comment() -> None:
     assert rows_read.NODE_ID.search(comment)[1] == "model.cdc_lakehouse.cdc_changes"
     assert rows_read.node_of("model.cdc_lakehouse.cdc_changes") == "model.cdc_lakehouse.cdc_changes"
     assert rows_read.node_of("collect at /x.py:3") == rows_read.NONE
+
+
+def stage_completed(stage: int, seconds: float, *scopes: str) -> dict:
+    """A stage's end event, its RDDs under the operator scopes `scopes`."""
+    rdds = [{"Scope": json.dumps({"id": str(n), "name": name})} for n, name in enumerate(scopes)]
+    info = {"Stage ID": stage, "Submission Time": 10_000, "Completion Time": 10_000 + int(seconds * 1000)}
+    return {"Event": "SparkListenerStageCompleted", "Stage Info": {**info, "RDD Info": rdds}}
+
+
+def test_stages_are_counted_per_node_with_those_that_scan_metadata_tables(tmp_path: Path) -> None:
+    accounting = "test.cdc_lakehouse.assert_every_bronze_message_has_one_outcome"
+    events = [
+        start(1, accounting, 1_000, scan("bronze.raw_ces", 10)),
+        {
+            "Event": "SparkListenerJobStart",
+            "Job ID": 0,
+            "Stage IDs": [0, 1],
+            "Properties": {"spark.sql.execution.id": "1"},
+        },
+        stage_completed(0, 0.5, "BatchScan spark_catalog.bronze.raw_ces.entries", "BroadcastExchange"),
+        stage_completed(1, 1.5, "BatchScan spark_catalog.bronze.raw_ces", "Exchange"),
+        # A job of its own for a stage the first one computed: skipped, so no completion.
+        {
+            "Event": "SparkListenerJobStart",
+            "Job ID": 1,
+            "Stage IDs": [2],
+            "Properties": {"spark.sql.execution.id": "1"},
+        },
+        {"Event": END, "executionId": 1, "time": 3_000},
+        # A job outside any SQL execution (a collect of Iceberg's own).
+        {"Event": "SparkListenerJobStart", "Job ID": 2, "Stage IDs": [3], "Properties": {}},
+        stage_completed(3, 0.25, "mapPartitions"),
+    ]
+    nodes = rows_read.read_event_log(write_log(tmp_path / "events", events))
+    entry = nodes[accounting]
+    assert (entry["jobs"], entry["stages"], entry["stage_seconds"], entry["metadata_stages"]) == (
+        2,
+        2,
+        2.0,
+        1,
+    )
+    assert (nodes[rows_read.NONE]["jobs"], nodes[rows_read.NONE]["stages"]) == (1, 1)
+
+    lines = rows_read.stages_report(nodes, top=1).splitlines()
+    assert lines[0] == "3 Spark jobs, 3 stages run, 1 of them scanning metadata tables"
+    assert lines[4] == "| test assert_every_bronze_message_has_one_outcome | 1 | 2 | 2 | 2.0 | 1 |"
+    assert len(lines) == 5
