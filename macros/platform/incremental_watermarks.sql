@@ -15,10 +15,7 @@
 
 {% macro query_scalar(sql) -%}
     {#- The single value `sql` returns when the model executes; none at parse time, when it is null or when `sql` returns no row. -#}
-    {%- if not execute -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set rows = run_query(sql).rows -%}
+    {%- set rows = query_rows(sql) -%}
     {{ return(rows[0][0] if rows | length > 0 else none) }}
 {%- endmacro %}
 

@@ -53,38 +53,39 @@
         ~ (ref('stg_landed__messages') if whole else cdc_test_rows(ref('stg_landed__messages')))
         ~ ' as staged group by source_format'
     ) if row[0] in source_formats and row[1] is not none -%}
-        {%- do in_scope.update({row[0]: {'after': before.get(row[0], -1), 'up_to': row[1] | int}}) -%}
+        {%- do in_scope.update({row[0]: {'filter': iceberg_new_files_filter(before.get(row[0], -1))
+            ~ ' and sequence_number <= ' ~ (row[1] | int)}}) -%}
     {%- endfor -%}
     {%- set files_queries = [] -%}
     {%- for source_format, files in in_scope.items() -%}
         {%- do files_queries.append(
             "select '" ~ source_format ~ "' as source_format, count(*) as files, "
             ~ 'cast(min(readable_metrics.ingested_at.lower_bound) as string) as lower_bound from '
-            ~ source('bronze', 'raw_' ~ source_format) ~ '.entries where status <> 2 and data_file.content = 0'
-            ~ ' and sequence_number > ' ~ files.after ~ ' and sequence_number <= ' ~ files.up_to
+            ~ source('bronze', 'raw_' ~ source_format) ~ '.entries where ' ~ files.filter
         ) -%}
     {%- endfor -%}
     {%- for row in query_rows(files_queries | join(' union all ')) if files_queries -%}
         {%- do in_scope[row[0]].update({'files': row[1], 'lower_bound': row[2]}) -%}
     {%- endfor -%}
-    {#- The condition on a bronze table's rows (alias landed) and its entries (alias files). -#}
-    {%- for files in in_scope.values() if files.get('files', 0) > 0 -%}
-        {%- set condition = 'files.sequence_number > ' ~ files.after ~ ' and files.sequence_number <= ' ~ files.up_to -%}
-        {%- if files.lower_bound is not none -%}
-            {%- set condition = condition ~ ' and ' ~ iceberg_lower_bound_condition('landed.ingested_at', files.lower_bound) -%}
-        {%- endif -%}
-        {%- do files.update({'files_condition': condition}) -%}
-    {%- endfor -%}
 {%- endif -%}
-{%- for source_format in source_formats if not whole -%}
-    {#- Each bronze table's rows in scope, kept for the test materialization as cdc_test_rows does. #}
+{#- Each bronze table's rows in scope, as cdc_test_rows selects them (iceberg_files_after): its
+    files in scope, bounded below by their smallest ingested_at; false for a table with none. -#}
+{%- set landed_scope = {} -%}
+{%- for source_format in source_formats -%}
     {%- set files = in_scope.get(source_format, {}) -%}
-    {%- do record_test_scope(
-        tested_node(source('bronze', 'raw_' ~ source_format)),
-        ('_file in (select data_file.file_path from ' ~ source('bronze', 'raw_' ~ source_format)
-            ~ '.entries where status <> 2 and sequence_number > ' ~ files.after
-            ~ ' and sequence_number <= ' ~ files.up_to ~ ')') if files.get('files', 0) > 0 else 'false'
-    ) -%}
+    {%- set bronze = source('bronze', 'raw_' ~ source_format) -%}
+    {%- set scope = 'false' -%}
+    {%- if files.get('files', 0) > 0 -%}
+        {%- set scope = '_file in (select data_file.file_path from ' ~ bronze ~ '.entries where ' ~ files.filter ~ ')' -%}
+        {%- if files.lower_bound is not none -%}
+            {%- set scope = iceberg_lower_bound_condition('ingested_at', files.lower_bound) ~ ' and ' ~ scope -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- do landed_scope.update({source_format: scope}) -%}
+    {%- if not whole -%}
+        {#- Kept for the test materialization, as cdc_test_rows does. -#}
+        {%- do record_test_scope(tested_node(bronze), scope) -%}
+    {%- endif -%}
 {%- endfor -%}
 
 {%- set landed_ctes -%}
@@ -100,18 +101,11 @@ staged_in_scope as (
 landed as (
     {#- Bronze up to what staging has read: its data files in scope (above), each read once. #}
     {% for source_format in source_formats -%}
-        {%- set files = in_scope.get(source_format, {}) %}
         select distinct
             '{{ source_format }}' as source_format,
             landed.message_id
-        {%- set bronze = source('bronze', 'raw_' ~ source_format) %}
-        from {{ bronze }} as landed
-        inner join {{ bronze }}.entries as files
-            on landed._file = files.data_file.file_path
-        where
-            files.status <> 2
-            and files.data_file.content = 0
-            and {{ files.get('files_condition', 'false') }}
+        from {{ source('bronze', 'raw_' ~ source_format) }} as landed
+        where {{ landed_scope[source_format] }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
