@@ -348,8 +348,8 @@ marked_changes as (
 {%- endif %}
 
 {#- The passes that carry a row through primary-key changes (below) only when a change of the
-    keys this run folds continues another key: otherwise one fold is the whole history, and the
-    query is a third of the size (macro history_passes). -#}
+    keys this run folds continues another key, and a third only for a chain of them: otherwise
+    one fold is the whole history, and the query is a third of the size (macro history_passes). -#}
 {%- set passes = history_passes(changes_ctes) %}
 
 {{ changes_ctes }},

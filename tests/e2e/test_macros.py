@@ -352,6 +352,29 @@ def test_history_fold_in_chunks_makes_the_versions_of_one_fold(spark, dbt) -> No
     assert any(0 < versions[row.key] < row.changes for row in rows if row.changes > 3)  # in place
 
 
+@pytest.mark.parametrize(
+    ("links", "most", "expected"),
+    [
+        ([], 3, 1),  # no change continues another key: one fold
+        ([("k2", "k1"), ("k3", "k1")], 3, 2),  # k1 continues no key: its first fold is final
+        ([("k2", "k1"), ("k1", "k2")], 3, 3),  # there and back, 1 -> 2 -> 1
+        ([("k2", "k1"), ("k3", "k2")], 3, 3),  # a chain, 1 -> 2 -> 3
+        ([("k2", "k1"), ("k3", "k2")], 2, 2),  # never more than `most`
+    ],
+)
+def test_history_passes_sql_takes_a_pass_per_link_of_a_chain_of_key_changes(
+    spark, dbt, links: list[tuple[str, str]], most: int, expected: int
+) -> None:
+    """history_passes_sql: one pass, a second when a change continues another key, and `most`
+    only when a key such a change continues continues a key itself (each link, key_hash
+    continuing previous_key_hash, is one continuing insert; other changes beside them)."""
+    rows = [("k1", None, False), ("k9", "k9", False), *((key, old, True) for key, old in links)]
+    schema = "key_hash string, previous_key_hash string, continues_key boolean"
+    spark.createDataFrame(rows, schema).createOrReplaceTempView("marked_changes")
+    sql = compile_inline(dbt, "{{ history_passes_sql('', most=" + str(most) + ") }}")
+    assert spark.sql(sql).collect()[0].passes == expected
+
+
 def test_declared_list_splits_trims_and_drops_empty_names(spark, dbt) -> None:
     cells = ["'id'", "' order_id ; line_no ;'", "';'", "''", "null"]
     sql = compile_inline(
