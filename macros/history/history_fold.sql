@@ -72,18 +72,20 @@
     {%- set empty_image = 'cast(map() as map<string, string>)' -%}
     {#- The change's row image: computed once per change and bound to `image`
         in the step below (a one-element transform), not repeated in each use. -#}
+    {%- set opens_row = "change.operation in ('insert', 'snapshot') and not " ~ is_live -%}
     {%- set image_expression -%}
         case
             when {{ deletes }}
                 then coalesce({{ last }}.row_data, change.before, {{ empty_image }})
-            when change.operation in ('insert', 'snapshot') and not {{ is_live }} and change.carried is null
+            when {{ opens_row }} and change.carried is null
                 then coalesce(change.after, {{ empty_image }})
             {#- The insert of a key change continues the old key's row: the columns it did not send
-                keep the old key's last values (`carried`, cdc_history). #}
-            when change.operation in ('insert', 'snapshot') and not {{ is_live }}
-                then {{ merge_images('change.carried', 'coalesce(change.after, ' ~ empty_image ~ ')') }}
+                keep the old key's last values (`carried`, cdc_history). Any other change lays its
+                columns over the live image, or its before image. One merge_images for both: each
+                copy of the step is planned again in every fold pass. #}
             else {{ merge_images(
-                'coalesce(case when ' ~ is_live ~ ' then ' ~ last ~ '.row_data end, change.before, ' ~ empty_image ~ ')',
+                'case when ' ~ opens_row ~ ' then change.carried else coalesce(case when ' ~ is_live
+                ~ ' then ' ~ last ~ '.row_data end, change.before, ' ~ empty_image ~ ') end',
                 'coalesce(change.after, ' ~ empty_image ~ ')'
             ) }}
         end
