@@ -98,41 +98,29 @@
         size(acc) > 0 and {{ collapse_transactions }}
         and change.transaction_id is not null and change.transaction_id = {{ last }}.transaction_id
     {%- endset -%}
-    {#- `altered` bound once (a one-element transform): the change alters columns, all of them ignored. -#}
     {%- set touches_only_ignored -%}
         {{ is_live }} and not {{ deletes }} and size({{ ignore_columns }}) > 0
-        and element_at(transform(array({{ altered }}), altered -> size(altered) > 0
-            and size(array_except(altered, {{ ignore_columns }})) = 0), 1)
+        and size({{ altered }}) > 0 and size(array_except({{ altered }}, {{ ignore_columns }})) = 0
     {%- endset -%}
-    {#- What the change does, bound to `kind` (a one-element transform): 0 nothing (a truncate of a
-        key that is not live), 1 replace the last version (SCD type 1), 2 update it in place as a
-        change of its transaction, 3 update it in place (only ignored columns altered), 4 open a
-        new version. One version built for all four, each field by kind: each copy of the step is
-        planned again in every fold pass. -#}
-    {%- set updates_last = 'kind in (2, 3)' -%}
-    element_at(transform(array({{ image_expression }}), image -> element_at(transform(array(case
-        when change.operation = 'truncate' and not {{ is_live }} then 0
-        when {{ replaces_version }} then 1
-        when {{ joins_transaction }} then 2
-        when {{ touches_only_ignored }} then 3
-        else 4
-    end), kind -> case
-        when kind = 0 then acc
-        else concat(
-            case when kind = 4 then acc else slice(acc, 1, size(acc) - 1) end,
-            array({{ history_version(
-                'case kind when 1 then 1 when 4 then case when size(acc) > 0 then ' ~ last
-                ~ '.version_number + 1 else 1 end else ' ~ last ~ '.version_number end',
-                'case when ' ~ updates_last ~ ' then ' ~ last ~ '.change_id else change.change_id end',
-                'case when ' ~ updates_last ~ ' then ' ~ last ~ '.sequence else change.sequence end',
-                'case kind when 2 then case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else '
-                ~ last ~ '.operation end when 3 then ' ~ last ~ '.operation else change.operation end',
-                'case when ' ~ updates_last ~ ' then ' ~ last ~ '.commit_ts else change.commit_ts end',
-                'kind <> 3 and ' ~ deletes,
-                image
-            ) }})
-        )
-    end), 1)), 1)
+    element_at(transform(array({{ image_expression }}), image -> case
+        when change.operation = 'truncate' and not {{ is_live }} then acc
+        when {{ replaces_version }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            '1', 'change.change_id', 'change.sequence', 'change.operation', 'change.commit_ts', deletes, image
+        ) }}))
+        when {{ joins_transaction }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            last ~ '.version_number', last ~ '.change_id', last ~ '.sequence',
+            'case when ' ~ deletes ~ ' or ' ~ last ~ '.is_deleted then change.operation else ' ~ last ~ '.operation end',
+            last ~ '.commit_ts', deletes, image
+        ) }}))
+        when {{ touches_only_ignored }} then concat(slice(acc, 1, size(acc) - 1), array({{ history_version(
+            last ~ '.version_number', last ~ '.change_id', last ~ '.sequence', last ~ '.operation',
+            last ~ '.commit_ts', 'false', image
+        ) }}))
+        else concat(acc, array({{ history_version(
+            'case when size(acc) > 0 then ' ~ last ~ '.version_number + 1 else 1 end',
+            'change.change_id', 'change.sequence', 'change.operation', 'change.commit_ts', deletes, image
+        ) }}))
+    end), 1)
 {%- endmacro %}
 
 
