@@ -3,26 +3,40 @@
   chain of primary-key changes among the keys the run folds, plus one. A change that continues
   another key (a row of the CTE `marked_changes`, in the SQL `changes_ctes` that defines it, with
   `continues_key`: the insert of a primary-key change) needs a second pass, which carries the
-  old key's image; a third only when that old key itself continues a key in this run (1 → 2 → 1),
-  since an old key that continues none has its whole history after the first pass. Decided by
-  one query before the model runs (history_passes_sql). A render without execution (parse, lint)
-  takes every pass, and so does a dbt unit test unless it sets the count (`overrides: macros:
+  old key's image; a third only when that old key itself continues a key in this run before
+  that change (1 → 2 → 1), since an old key that continues none has its whole history after the
+  first pass. Decided before the model runs: one query (history_passes_sql), and for a chain a
+  second one that counts its links in source order (history_chain_sql). A chain longer than
+  the passes carry is logged as a warning: the keys past its last carried link miss the columns
+  that only the rows before them held. A render without execution (parse, lint) takes every
+  pass, and so does a dbt unit test unless it sets the count (`overrides: macros:
   history_passes`, models/gold/_gold__unit_tests.yml): each pass refers to the one before twice,
-  so every pass doubles the query Spark plans.
+  so every pass doubles the query Spark plans (docs/benchmarks.md, "A smaller fold step").
 -#}
 {% macro history_passes(changes_ctes, most=3) -%}
     {%- if not execute or model is not defined or model.resource_type != 'model' -%}
         {{ return(most) }}
     {%- endif -%}
     {%- set passes = query_scalar(history_passes_sql(changes_ctes, most)) | int -%}
+    {%- if passes > 2 -%}
+        {%- set needed = query_scalar(history_chain_sql(changes_ctes, most)) | int -%}
+        {%- if needed > most -%}
+            {%- do exceptions.warn(
+                model.name ~ ': a chain of more than ' ~ (most - 1) ~ ' primary-key changes of one row in '
+                ~ 'this run; its fold passes carry ' ~ (most - 1) ~ ', so the keys after those lack any '
+                ~ 'column their inserts did not send (macro history_passes)'
+            ) -%}
+        {%- endif -%}
+        {%- set passes = [needed, most] | min -%}
+    {%- endif -%}
     {%- do log(model.name ~ ': ' ~ passes ~ ' fold pass(es) this run (history_passes)') -%}
     {{ return(passes) }}
 {%- endmacro %}
 
 
-{#- The query of history_passes: one row, the passes the changes of `marked_changes` need (1 to
-    `most`). One scan of the continuing changes: a chain when a key that a change continues
-    continues another key itself. -#}
+{#- The first query of history_passes: one row, the passes the changes of `marked_changes` need,
+    1, 2 or `most` (a chain, perhaps). One scan of the continuing changes: a chain, perhaps,
+    when a key that a change continues continues another key itself, whatever their order. -#}
 {% macro history_passes_sql(changes_ctes, most=3) -%}
 {{ changes_ctes }}
 select
@@ -34,4 +48,54 @@ select
     end as passes
 from marked_changes
 where continues_key
+{%- endmacro %}
+
+
+{#- The second query of history_passes, for a chain: one row, the links of the longest chain of
+    key changes in `marked_changes` plus one, counted up to `most` links (so at most `most` + 1).
+    A link of depth n + 1 is a change continuing a key that a link of depth n continued at an
+    earlier source position (`sequence`, as the fold orders them): each depth's first position
+    per key, one aggregate per depth. -#}
+{% macro history_chain_sql(changes_ctes, most=3) -%}
+{{ changes_ctes }},
+
+chain_links as (
+    select
+        key_hash,
+        previous_key_hash,
+        coalesce(sequence, '') as link_sequence
+    from marked_changes
+    where continues_key
+),
+
+{% for depth in range(1, most + 1) -%}
+chain_depth_{{ depth }} as (
+    {%- if depth == 1 %}
+        select * from chain_links
+    {%- else %}
+        select chain_links.*
+        from chain_links
+        inner join (
+            select
+                key_hash,
+                min(link_sequence) as first_sequence
+            from chain_depth_{{ depth - 1 }}
+            group by key_hash
+        ) as reached
+            on chain_links.previous_key_hash = reached.key_hash and reached.first_sequence < chain_links.link_sequence
+    {%- endif %}
+),
+
+{% endfor -%}
+chain_lengths as (
+    {%- for depth in range(1, most + 1) %}
+        select {{ depth }} as depth from (select 1 from chain_depth_{{ depth }} limit 1) as found_{{ depth }}
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
+)
+
+select 1 + coalesce(max(depth), 0) as passes
+from chain_lengths
 {%- endmacro %}

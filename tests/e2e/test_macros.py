@@ -352,26 +352,53 @@ def test_history_fold_in_chunks_makes_the_versions_of_one_fold(spark, dbt) -> No
     assert any(0 < versions[row.key] < row.changes for row in rows if row.changes > 3)  # in place
 
 
+def continuing_changes(spark, links: list[tuple[str, str, str]]) -> str:
+    """A view of marked_changes' columns that history_passes reads: a change of k1 that continues
+    no key, one whose before image names its own key, and each link (key, old key, sequence), a
+    continuing insert. Returns the CTE that reads it as marked_changes."""
+    rows = [("k1", None, "01", False), ("k9", "k9", "02", False)]
+    rows += [(key, old, sequence, True) for key, old, sequence in links]
+    schema = "key_hash string, previous_key_hash string, sequence string, continues_key boolean"
+    spark.createDataFrame(rows, schema).createOrReplaceTempView("continuing_changes")
+    return "with marked_changes as (select * from continuing_changes)"
+
+
 @pytest.mark.parametrize(
     ("links", "most", "expected"),
     [
         ([], 3, 1),  # no change continues another key: one fold
-        ([("k2", "k1"), ("k3", "k1")], 3, 2),  # k1 continues no key: its first fold is final
-        ([("k2", "k1"), ("k1", "k2")], 3, 3),  # there and back, 1 -> 2 -> 1
-        ([("k2", "k1"), ("k3", "k2")], 3, 3),  # a chain, 1 -> 2 -> 3
-        ([("k2", "k1"), ("k3", "k2")], 2, 2),  # never more than `most`
+        ([("k2", "k1", "03"), ("k3", "k1", "04")], 3, 2),  # k1 continues no key: its first fold is final
+        ([("k2", "k1", "03"), ("k1", "k2", "05")], 3, 3),  # perhaps a chain: there and back
+        ([("k2", "k1", "05"), ("k3", "k2", "03")], 3, 3),  # perhaps a chain, whatever the order
+        ([("k2", "k1", "03"), ("k3", "k2", "04")], 2, 2),  # never more than `most`
     ],
 )
-def test_history_passes_sql_takes_a_pass_per_link_of_a_chain_of_key_changes(
-    spark, dbt, links: list[tuple[str, str]], most: int, expected: int
+def test_history_passes_sql_takes_a_second_pass_for_key_changes_and_every_pass_for_a_chain(
+    spark, dbt, links: list[tuple[str, str, str]], most: int, expected: int
 ) -> None:
-    """history_passes_sql: one pass, a second when a change continues another key, and `most`
-    only when a key such a change continues continues a key itself (each link, key_hash
-    continuing previous_key_hash, is one continuing insert; other changes beside them)."""
-    rows = [("k1", None, False), ("k9", "k9", False), *((key, old, True) for key, old in links)]
-    schema = "key_hash string, previous_key_hash string, continues_key boolean"
-    spark.createDataFrame(rows, schema).createOrReplaceTempView("marked_changes")
-    sql = compile_inline(dbt, "{{ history_passes_sql('', most=" + str(most) + ") }}")
+    ctes = continuing_changes(spark, links)
+    sql = compile_inline(dbt, '{{ history_passes_sql("' + ctes + '", most=' + str(most) + ") }}")
+    assert spark.sql(sql).collect()[0].passes == expected
+
+
+@pytest.mark.parametrize(
+    ("links", "most", "expected"),
+    [
+        ([("k2", "k1", "03"), ("k1", "k2", "05")], 3, 3),  # there and back, 1 -> 2 -> 1
+        ([("k2", "k1", "03"), ("k3", "k2", "04")], 3, 3),  # 1 -> 2 -> 3
+        ([("k2", "k1", "05"), ("k3", "k2", "03")], 3, 2),  # k3 continued k2 before k2 began
+        ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05")], 3, 4),  # one link too many
+        ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05"), ("k5", "k4", "06")], 3, 4),
+        ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05")], 5, 4),
+    ],
+)
+def test_history_chain_sql_counts_the_links_of_the_longest_chain_in_source_order(
+    spark, dbt, links: list[tuple[str, str, str]], most: int, expected: int
+) -> None:
+    """history_chain_sql: the passes a chain needs (its links plus one) in the order the fold
+    takes the changes, up to `most` + 1, which history_passes reports as too long to carry."""
+    ctes = continuing_changes(spark, links)
+    sql = compile_inline(dbt, '{{ history_chain_sql("' + ctes + '", most=' + str(most) + ") }}")
     assert spark.sql(sql).collect()[0].passes == expected
 
 
