@@ -17,34 +17,34 @@
     {%- if not execute or model is not defined or model.resource_type != 'model' -%}
         {{ return(most) }}
     {%- endif -%}
-    {%- set passes = query_scalar(history_passes_sql(changes_ctes, most)) | int -%}
+    {%- set passes = query_scalar(history_passes_sql(changes_ctes)) | int -%}
     {%- if passes > 2 -%}
-        {%- set needed = query_scalar(history_chain_sql(changes_ctes, most)) | int -%}
-        {%- if needed > most -%}
+        {%- set passes = query_scalar(history_chain_sql(changes_ctes, most)) | int -%}
+        {%- if passes > most -%}
             {%- do exceptions.warn(
                 model.name ~ ': a chain of more than ' ~ (most - 1) ~ ' primary-key changes of one row in '
                 ~ 'this run; its fold passes carry ' ~ (most - 1) ~ ', so the keys after those lack any '
                 ~ 'column their inserts did not send (macro history_passes)'
             ) -%}
         {%- endif -%}
-        {%- set passes = [needed, most] | min -%}
     {%- endif -%}
+    {%- set passes = [passes, most] | min -%}
     {%- do log(model.name ~ ': ' ~ passes ~ ' fold pass(es) this run (history_passes)') -%}
     {{ return(passes) }}
 {%- endmacro %}
 
 
-{#- The first query of history_passes: one row, the passes the changes of `marked_changes` need,
-    1, 2 or `most` (a chain, perhaps). One scan of the continuing changes: a chain, perhaps,
-    when a key that a change continues continues another key itself, whatever their order. -#}
-{% macro history_passes_sql(changes_ctes, most=3) -%}
+{#- The first query of history_passes: one row, 1 when no change of `marked_changes` continues
+    another key, 2 when changes do but no key they continue continues a key itself, and 3 when
+    one does, whatever their order (a chain, perhaps: history_chain_sql tells). One scan of the
+    continuing changes. -#}
+{% macro history_passes_sql(changes_ctes) -%}
 {{ changes_ctes }}
 select
     case
         when count(*) = 0 then 1
-        when size(array_intersect(collect_set(previous_key_hash), collect_set(key_hash))) = 0
-            then least(2, {{ most }})
-        else {{ most }}
+        when size(array_intersect(collect_set(previous_key_hash), collect_set(key_hash))) = 0 then 2
+        else 3
     end as passes
 from marked_changes
 where continues_key
@@ -59,7 +59,7 @@ where continues_key
 {% macro history_chain_sql(changes_ctes, most=3) -%}
 {{ changes_ctes }},
 
-chain_links as (
+chain_depth_1 as (
     select
         key_hash,
         previous_key_hash,
@@ -68,22 +68,18 @@ chain_links as (
     where continues_key
 ),
 
-{% for depth in range(1, most + 1) -%}
+{% for depth in range(2, most + 1) -%}
 chain_depth_{{ depth }} as (
-    {%- if depth == 1 %}
-        select * from chain_links
-    {%- else %}
-        select chain_links.*
-        from chain_links
-        inner join (
-            select
-                key_hash,
-                min(link_sequence) as first_sequence
-            from chain_depth_{{ depth - 1 }}
-            group by key_hash
-        ) as reached
-            on chain_links.previous_key_hash = reached.key_hash and reached.first_sequence < chain_links.link_sequence
-    {%- endif %}
+    select chain_depth_1.*
+    from chain_depth_1
+    inner join (
+        select
+            key_hash,
+            min(link_sequence) as first_sequence
+        from chain_depth_{{ depth - 1 }}
+        group by key_hash
+    ) as reached
+        on chain_depth_1.previous_key_hash = reached.key_hash and reached.first_sequence < chain_depth_1.link_sequence
 ),
 
 {% endfor -%}
