@@ -15,6 +15,7 @@
             "{{ drop_history_scratch('fold_keys') }}",
             "{{ drop_history_scratch('marked_changes') }}",
             "{{ drop_history_scratch('stored_versions') }}",
+            "{{ drop_history_scratch('chain_links') }}",
         ],
     )
 }}
@@ -491,32 +492,31 @@ per_key as (
     'scd_type': 'scd_type', 'ignore_columns': 'ignore_columns', 'collapse_transactions': 'collapse_transactions'
 } %}
 
-folded_1 as (
+fold_rows as (
+    -- Each key to fold, with its table's settings.
     select
-        keyed.*,
-        {{ history_fold('keyed.changes', start='keyed.start', **fold_settings) }} as history
-    from (
-        select
-            per_key.*,
-            coalesce(settings.scd_type, 2) as scd_type,
-            coalesce(settings.ignore_columns, cast(array() as array<string>)) as ignore_columns,
-            coalesce(settings.collapse_transactions, false) as collapse_transactions
-        from per_key
-        left join settings on per_key.table_id = settings.table_id
-    ) as keyed
+        per_key.*,
+        coalesce(settings.scd_type, 2) as scd_type,
+        coalesce(settings.ignore_columns, cast(array() as array<string>)) as ignore_columns,
+        coalesce(settings.collapse_transactions, false) as collapse_transactions
+    from per_key
+    left join settings on per_key.table_id = settings.table_id
 ),
 
 {# A key change's insert carries the old key's image just before it: the old key's last
     version before the insert's sequence, from this run's fold or, for an old key this run does
-    not fold, from the stored history. Each further pass folds the continuing keys again with
-    those images, so a chain of key changes within one run (1 → 2 → 1) is carried through as
-    many links as there are passes after the first (`passes`, above). #}
+    not fold, from the stored history. The passes before the last fold only the old keys
+    (`previous_keys`), each with the images the pass before found for their own continuing
+    inserts, so pass n has the right image for the n-th link of a chain of key changes within one
+    run (1 → 2 → 3); the last pass folds every key with the images of the one before it. Each
+    pass refers to the one before once, so the query grows by one fold a pass (`passes`, above). #}
 {% set fold_columns = [
     '@key_hash', '@table_id', '@primary_key', '@start', '@scd_type', '@ignore_columns', '@collapse_transactions'
 ] %}
 {% if is_incremental() and passes > 1 -%}
-    {#- Read by every pass after the first: computed once, into a scratch table (history_scratch),
-        so that this table is read once for it rather than once per pass. The scratch table's
+    {#- Read by every pass before the last: with more than one of them, computed once, into a
+        scratch table (history_scratch), so that this table is read once for it rather than once
+        per pass. The scratch table's
         query has only fold_keys and marked_changes before it, so previous_keys, starts and the
         keys of start_rows whose fold starts empty are worked out from those two here. -#}
     {%- set stored_versions_ctes -%}
@@ -552,78 +552,95 @@ folded_1 as (
             on stored.key_hash = extended_starts.key_hash and stored.version_number >= extended_starts.version_number
     )
     {%- endset %}
-    {{ history_scratch('stored_versions', changes_ctes, stored_versions_ctes) }},
+    {%- if passes > 2 %}
+        {{ history_scratch('stored_versions', changes_ctes, stored_versions_ctes) }},
+    {%- else %}
+        {{ stored_versions_ctes }},
+    {%- endif %}
 {%- endif %}
-{% for pass in range(1, passes) %}
-    versions_{{ pass }} as (
-        select /*+ broadcast(previous_keys) */
-            folded_{{ pass }}.key_hash,
-            version.sequence,
-            version.row_data
-        from folded_{{ pass }}
-        inner join previous_keys on folded_{{ pass }}.key_hash = previous_keys.previous_key_hash
-            lateral view explode(folded_{{ pass }}.history) as version
-        {%- if is_incremental() %}
-            union all
-            select * from stored_versions
+{% for pass in range(1, passes + 1) %}
+    {%- set name = 'folded' if pass == passes else 'chain_' ~ pass %}
+    {{ name }} as (
+        {%- if pass == passes %}
+        -- Every key this run folds{{ ', with the images the passes before carried' if passes > 1 }}.
+        {%- else %}
+        -- The keys that inserts of this run continue (pass {{ pass }} of {{ passes }}).
         {%- endif %}
-    ),
-
-    carried_{{ pass }} as (
         select
-            key_hash,
-            collect_list(struct(change_id, image)) as images
+            {{ fold_columns | join(', ') | replace('@', 'carrying.') }},
+            {{ history_fold('carrying.changes', start='carrying.start', **fold_settings) }} as history
         from (
-            select
-                continuations.key_hash,
-                continuations.change_id,
-                max_by(versions_{{ pass }}.row_data, versions_{{ pass }}.sequence) as image
-            from continuations
-            inner join versions_{{ pass }}
-                on
-                    continuations.previous_key_hash = versions_{{ pass }}.key_hash
-                    and versions_{{ pass }}.sequence < continuations.sequence
-            group by continuations.key_hash, continuations.change_id
-        ) as images
-        group by key_hash
+            select {{ '/*+ broadcast(previous_keys) */' if pass < passes }}
+                {{ fold_columns | join(', ') | replace('@', 'fold_rows.') }},
+                {%- if pass == 1 %}
+                    fold_rows.changes
+                {%- else %}
+                    case
+                        when carried_{{ pass - 1 }}.images is null then fold_rows.changes
+                        else transform(fold_rows.changes, change -> named_struct(
+                                'sequence', change.sequence,
+                                'change_id', change.change_id,
+                                'operation', change.operation,
+                                'commit_ts', change.commit_ts,
+                                'transaction_id', change.transaction_id,
+                                'before', change.before,
+                                'after', change.after,
+                                'carried', coalesce(
+                                    try_element_at(
+                                        filter(
+                                            carried_{{ pass - 1 }}.images,
+                                            image -> image.change_id = change.change_id
+                                        ),
+                                        1
+                                    ).image,
+                                    change.carried
+                                )
+                            ))
+                    end as changes
+                {%- endif %}
+            from fold_rows
+            {%- if pass > 1 %}
+            left join carried_{{ pass - 1 }} on fold_rows.key_hash = carried_{{ pass - 1 }}.key_hash
+            {%- endif %}
+            {%- if pass < passes %}
+                where fold_rows.key_hash in (select previous_keys.previous_key_hash from previous_keys)
+            {%- endif %}
+        ) as carrying
     ),
+    {%- if pass < passes %}
 
-    folded_{{ pass + 1 }} as (
-        select
-            {{ fold_columns | join(', ') | replace('@', 'refolded.') }},
-            refolded.changes,
-            case
-                when refolded.images is null then refolded.history
-                else {{ history_fold('refolded.changes', start='refolded.start', **fold_settings) }}
-            end as history
-        from (
+        versions_{{ pass }} as (
             select
-                {{ fold_columns | join(', ') | replace('@', 'folded_' ~ pass ~ '.') }},
-                folded_{{ pass }}.history,
-                carried_{{ pass }}.images,
-                case
-                    when carried_{{ pass }}.images is null then folded_{{ pass }}.changes
-                    else transform(folded_{{ pass }}.changes, change -> named_struct(
-                            'sequence', change.sequence,
-                            'change_id', change.change_id,
-                            'operation', change.operation,
-                            'commit_ts', change.commit_ts,
-                            'transaction_id', change.transaction_id,
-                            'before', change.before,
-                            'after', change.after,
-                            'carried', coalesce(
-                                try_element_at(
-                                    filter(carried_{{ pass }}.images, image -> image.change_id = change.change_id),
-                                    1
-                                ).image,
-                                change.carried
-                            )
-                        ))
-                end as changes
-            from folded_{{ pass }}
-            left join carried_{{ pass }} on folded_{{ pass }}.key_hash = carried_{{ pass }}.key_hash
-        ) as refolded
-    ),
+                chain_{{ pass }}.key_hash,
+                version.sequence,
+                version.row_data
+            from chain_{{ pass }}
+                lateral view explode(chain_{{ pass }}.history) as version
+            {%- if is_incremental() %}
+                union all
+                select * from stored_versions
+            {%- endif %}
+        ),
+
+        carried_{{ pass }} as (
+            select
+                key_hash,
+                collect_list(struct(change_id, image)) as images
+            from (
+                select
+                    continuations.key_hash,
+                    continuations.change_id,
+                    max_by(versions_{{ pass }}.row_data, versions_{{ pass }}.sequence) as image
+                from continuations
+                inner join versions_{{ pass }}
+                    on
+                        continuations.previous_key_hash = versions_{{ pass }}.key_hash
+                        and versions_{{ pass }}.sequence < continuations.sequence
+                group by continuations.key_hash, continuations.change_id
+            ) as images
+            group by key_hash
+        ),
+    {%- endif %}
 {% endfor %}
 
 exploded as (
@@ -638,7 +655,7 @@ exploded as (
         version.commit_ts,
         version.is_deleted,
         version.row_data
-    from folded_{{ passes }} as folded
+    from folded
         lateral view explode(history) as version
 ),
 

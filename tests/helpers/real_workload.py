@@ -761,9 +761,12 @@ POSTGRES_STEPS = [
             Step(
                 f"{table}: primary-key change of a TOASTed row", f"update {table} set id = 11 where id = 1;"
             ),
+            # A chain of three key changes of one row (1 -> 11 -> 12 -> 1): every new key's
+            # insert leaves the TOASTed value out, so each carries the old key's, link by link.
+            Step(f"{table}: the key changed again", f"update {table} set id = 12 where id = 11;"),
             Step(
                 f"{table}: the key changed back",
-                f"update {table} set id = 1, title = 'first, back' where id = 11;",
+                f"update {table} set id = 1, title = 'first, back' where id = 12;",
             ),
         )
     ],
