@@ -352,15 +352,23 @@ def test_history_fold_in_chunks_makes_the_versions_of_one_fold(spark, dbt) -> No
     assert any(0 < versions[row.key] < row.changes for row in rows if row.changes > 3)  # in place
 
 
-def continuing_changes(spark, links: list[tuple[str, str, str]]) -> str:
+def continuing_changes(spark, links: list[tuple[str, ...]]) -> str:
     """A view of marked_changes' columns that history_passes reads: a change of k1 that continues
-    no key, one whose before image names its own key, and each link (key, old key, sequence), a
-    continuing insert. Returns the CTE that reads it as marked_changes."""
-    rows = [("k1", None, "01", False), ("k9", "k9", "02", False)]
-    rows += [(key, old, sequence, True) for key, old, sequence in links]
-    schema = "key_hash string, previous_key_hash string, sequence string, continues_key boolean"
+    no key and holds the column `big`, one whose before image names its own key, and each link
+    (key, old key, sequence, and "all" for an insert that sends `big` too), a continuing insert.
+    Returns the CTE that reads it as marked_changes."""
+    rows = [("k1", None, "01", False, {"id": "1", "big": "X"}), ("k9", "k9", "02", False, {"id": "9"})]
+    for key, old, sequence, *sends in links:
+        rows.append((key, old, sequence, True, {"id": key, **({"big": "Y"} if sends else {})}))
+    schema = (
+        "key_hash string, previous_key_hash string, sequence string, continues_key boolean, "
+        "after map<string, string>"
+    )
     spark.createDataFrame(rows, schema).createOrReplaceTempView("continuing_changes")
-    return "with marked_changes as (select * from continuing_changes)"
+    return (
+        "with marked_changes as (select *, 'db.public.docs' as table_id, "
+        "cast(null as map<string, string>) as before from continuing_changes)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -373,7 +381,7 @@ def continuing_changes(spark, links: list[tuple[str, str, str]]) -> str:
     ],
 )
 def test_history_passes_sql_tells_no_key_change_single_links_and_perhaps_a_chain(
-    spark, dbt, links: list[tuple[str, str, str]], expected: int
+    spark, dbt, links: list[tuple[str, ...]], expected: int
 ) -> None:
     ctes = continuing_changes(spark, links)
     sql = compile_inline(dbt, '{{ history_passes_sql("' + ctes + '") }}')
@@ -389,13 +397,18 @@ def test_history_passes_sql_tells_no_key_change_single_links_and_perhaps_a_chain
         ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05")], 3, 4),  # one link too many
         ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05"), ("k5", "k4", "06")], 3, 4),
         ([("k2", "k1", "03"), ("k3", "k2", "04"), ("k4", "k3", "05")], 5, 4),
+        # An insert that sends every column of the chain's images needs no carried image: the
+        # chain through it counts as two (1 -> 2, and 3 -> 4), and a chain of such inserts as none.
+        ([("k2", "k1", "03"), ("k3", "k2", "04", "all"), ("k4", "k3", "05")], 3, 2),
+        ([("k2", "k1", "03", "all"), ("k3", "k2", "04", "all"), ("k4", "k3", "05", "all")], 3, 1),
     ],
 )
 def test_history_chain_sql_counts_the_links_of_the_longest_chain_in_source_order(
-    spark, dbt, links: list[tuple[str, str, str]], most: int, expected: int
+    spark, dbt, links: list[tuple[str, ...]], most: int, expected: int
 ) -> None:
-    """history_chain_sql: the passes a chain needs (its links plus one) in the order the fold
-    takes the changes, up to `most` + 1, which history_passes reports as too long to carry."""
+    """history_chain_sql: the passes a chain needs (its links that leave out a column, plus one) in
+    the order the fold takes the changes, up to `most` + 1, which history_passes reports as too
+    long to carry."""
     ctes = continuing_changes(spark, links)
     sql = compile_inline(dbt, '{{ history_chain_sql("' + ctes + '", most=' + str(most) + ") }}")
     assert spark.sql(sql).collect()[0].passes == expected
