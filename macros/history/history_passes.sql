@@ -67,10 +67,10 @@ where continues_key
     through it is two shorter ones (the keyed-by-all-columns tables' updates, for one). -#}
 {% macro history_chain_links(stored=none) -%}
 chain_keys as (
-    select key_hash from marked_changes
-    where continues_key
-    union
-    select previous_key_hash from marked_changes
+    -- The keys that continue or are continued: one scan of the continuing changes.
+    select distinct chain_key as key_hash
+    from marked_changes
+        lateral view explode(array(key_hash, previous_key_hash)) as chain_key
     where continues_key
 ),
 

@@ -516,9 +516,9 @@ fold_rows as (
 {% if is_incremental() and passes > 1 -%}
     {#- Read by every pass before the last: with more than one of them, computed once, into a
         scratch table (history_scratch), so that this table is read once for it rather than once
-        per pass. The scratch table's
-        query has only fold_keys and marked_changes before it, so previous_keys, starts and the
-        keys of start_rows whose fold starts empty are worked out from those two here. -#}
+        per pass. The scratch table's query has only fold_keys and marked_changes before it, so
+        previous_keys, starts and the keys of start_rows whose fold starts empty are worked out
+        from those two here. -#}
     {%- set stored_versions_ctes -%}
     extended_starts as (
         -- The stored current version each extended key's fold starts from (starts, above).

@@ -414,6 +414,22 @@ def test_history_chain_sql_counts_the_links_of_the_longest_chain_in_source_order
     assert spark.sql(sql).collect()[0].passes == expected
 
 
+def test_history_chain_links_take_the_columns_of_the_chain_keys_stored_versions(spark, dbt) -> None:
+    """history_chain_links with `stored`: inserts that send every column of this run's changes
+    still count as links when a stored version of a chain's key holds one more (`extra`)."""
+    links = [("k2", "k1", "03", "all"), ("k3", "k2", "04", "all")]
+    ctes = continuing_changes(spark, links)
+    spark.sql(
+        "create or replace temp view stored_chain_versions as select 'db.public.docs' as table_id, "
+        "'k1' as key_hash, map('id', '1', 'big', 'X', 'extra', 'E') as row_data"
+    )
+    call = '{{ history_chain_sql("' + ctes + '", most=3, links=history_chain_links(@)) }}'
+    without = compile_inline(dbt, call.replace("@", "none"))
+    stored = compile_inline(dbt, call.replace("@", "'stored_chain_versions'"))
+    assert spark.sql(without).collect()[0].passes == 1
+    assert spark.sql(stored).collect()[0].passes == 3
+
+
 def test_declared_list_splits_trims_and_drops_empty_names(spark, dbt) -> None:
     cells = ["'id'", "' order_id ; line_no ;'", "';'", "''", "null"]
     sql = compile_inline(
