@@ -64,9 +64,12 @@
             ~ source('bronze', 'raw_' ~ source_format) ~ '.entries where ' ~ files.filter
         ) -%}
     {%- endfor -%}
-    {%- for row in query_rows(files_queries | join(' union all ')) if files_queries -%}
-        {%- do in_scope[row[0]].update({'files': row[1], 'lower_bound': row[2]}) -%}
-    {%- endfor -%}
+    {#- Nothing staged yet (a lakehouse with nothing landed): no query at all. -#}
+    {%- if files_queries -%}
+        {%- for row in query_rows(files_queries | join(' union all ')) -%}
+            {%- do in_scope[row[0]].update({'files': row[1], 'lower_bound': row[2]}) -%}
+        {%- endfor -%}
+    {%- endif -%}
 {%- endif -%}
 {#- Each bronze table's rows in scope, as cdc_test_rows selects them (iceberg_files_after): its
     files in scope, bounded below by their smallest ingested_at; false for a table with none. -#}
