@@ -32,4 +32,6 @@ if ! bash scripts/install_test_servers.sh; then
   [ "${CDC_REQUIRE_REAL_SERVERS:-}" != 1 ] || { echo "test: PostgreSQL and MariaDB are required." >&2; exit 1; }
   echo "test: without PostgreSQL and MariaDB, the real-producer tests skip." >&2
 fi
+# Which kind of machine this run had: the suite's time depends on it (docs/testing.md).
+.venv/bin/python benchmarks/machine_speed.py
 .venv/bin/pytest "$@"
