@@ -15,7 +15,9 @@ how many processes of each program the file started and their CPU, and the total
     .venv/bin/python benchmarks/suite_cpu.py --report processes.jsonl
 
 Linux only (`/proc`). A process that lives less than a second may be missed, and the CPU of its
-last second is not counted; a process's CPU is its own, not its children's. The two test
+last second is not counted; a process's CPU is its own, not its children's. Stopping this run
+(SIGTERM, Ctrl-C) stops the command's process group; the services the suite starts in sessions
+of their own (metastore services, SQL endpoints) stop after their idle time. The two test
 processes' shared lakehouses' Spark is counted under the test that started it, though later
 tests use it too. It counts every process that starts on the machine meanwhile, so run it on an
 otherwise idle one.
@@ -27,6 +29,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -188,8 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     if args.report is None:
         args.out.unlink(missing_ok=True)
-        command = subprocess.Popen(args.command or SUITE, cwd=ROOT)
-        sample(args.out, command)
+        # In a process group of its own, which goes when this run is stopped (SIGTERM, Ctrl-C)
+        # before the command ends: a suite left running would load the machine unmeasured.
+        command = subprocess.Popen(args.command or SUITE, cwd=ROOT, start_new_session=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        try:
+            sample(args.out, command)
+        finally:
+            if command.poll() is None:
+                os.killpg(command.pid, signal.SIGTERM)
+                command.wait()
         code = command.returncode
     print(report([json.loads(line) for line in (args.report or args.out).open()]))
     return code

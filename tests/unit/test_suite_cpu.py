@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,25 @@ def test_a_jvm_and_its_parent_are_recorded_with_their_test_and_cpu(tmp_path: Pat
     assert mine["Spin.java"]["cpu"] >= 0.9, mine  # its busy second at least (compiling the source adds more)
     assert mine["python -c"]["cpu"] < 0.9, mine  # its own CPU, not its child's
     assert "| tests/unit/test_suite_cpu.py | 2 |" in code.stdout, code.stdout
+
+
+def test_stopping_the_run_stops_the_command_it_measures(tmp_path: Path) -> None:
+    marker = f"suite-cpu-probe-{os.getpid()}"  # names the command's process in `ps`
+    run = subprocess.Popen(
+        [sys.executable, "benchmarks/suite_cpu.py", "--out", str(tmp_path / "processes.jsonl")]
+        + ["--", "bash", "-c", f"exec -a {marker} sleep 300"],
+        cwd=Path(suite_cpu.ROOT),
+        stdout=subprocess.DEVNULL,
+    )
+
+    def command_running() -> bool:
+        listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+        return any(line.startswith(marker) for line in listing.splitlines())
+
+    deadline = time.monotonic() + 30
+    while not command_running():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.2)
+    run.terminate()
+    assert run.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not command_running()
