@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import signal
@@ -193,14 +194,23 @@ def main(argv: list[str] | None = None) -> int:
         args.out.unlink(missing_ok=True)
         # In a process group of its own, which goes when this run is stopped (SIGTERM, Ctrl-C)
         # before the command ends: a suite left running would load the machine unmeasured.
+        # SIGTERM, then SIGKILL to what is left after a grace, as cdc_cluster/servers.py's
+        # stop_process_group does; not imported, since on a clean clone this runs with the
+        # system Python before set-up has made the .venv that module needs.
         command = subprocess.Popen(args.command or SUITE, cwd=ROOT, start_new_session=True)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
         try:
             sample(args.out, command)
         finally:
             if command.poll() is None:
-                os.killpg(command.pid, signal.SIGTERM)
-                command.wait()
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.killpg(command.pid, signal.SIGTERM)
+                try:
+                    command.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(command.pid, signal.SIGKILL)
+                    command.wait()
         code = command.returncode
     print(report([json.loads(line) for line in (args.report or args.out).open()]))
     return code
