@@ -131,7 +131,9 @@ class Pipeline:
         self.project_dir = project_dir or Path.cwd()
         self.kill = KillPoint(os.environ.get(KILL_ENV))
         self.manifest: Any = None
-        self.last_build_started: float | None = None  # epoch seconds; None: no build yet
+        # Each bronze table's last sequence number when the last build started (None: no build
+        # yet): its data files committed since hold what that build may not have read.
+        self.built_from: dict[str, int] | None = None
         self.build_due = True  # a first cycle builds whatever an earlier run left unbuilt
         self.oldest_pending: datetime | None = None
 
@@ -179,33 +181,33 @@ class Pipeline:
             raise PipelineError(f"dbt parse failed: {result.exception or 'see logs/dbt.log'}")
         self.manifest = result.result
 
-    def bronze_changed_since(self, moment: float) -> bool:
-        """Whether any bronze table got a commit at or after `moment` (epoch seconds): read from
-        the tables' current Iceberg snapshots, no Spark job."""
-        return bool(self.bronze_committed_since(moment))
-
-    def bronze_committed_since(self, moment: float | None) -> list[str]:
-        """The bronze tables that exist and got a commit at or after `moment` (epoch seconds;
-        None: every one that exists), from their current Iceberg snapshots, no Spark job."""
+    def bronze_positions(self) -> dict[str, int]:
+        """The last sequence number of each bronze table that exists, from its Iceberg metadata
+        (no Spark job): every data file committed after it was read carries a higher one."""
         from dbt.adapters.spark_embedded.api import iceberg_table
 
-        names = []
-        for format_ in self._bronze_formats():
-            name = bronze_table(format_).qualified_name
-            if not self.spark.catalog.tableExists(name):
-                continue
-            if moment is not None:
-                snapshot = iceberg_table(name).currentSnapshot()
-                if snapshot is None or snapshot.timestampMillis() < moment * 1000:
-                    continue
-            names.append(name)
-        return names
+        return {
+            name: iceberg_table(name).operations().current().lastSequenceNumber()
+            for name in self.bronze_tables()
+            if self.spark.catalog.tableExists(name)
+        }
+
+    def bronze_unbuilt(self) -> dict[str, int]:
+        """The bronze tables with a commit since the last build started (every one that exists,
+        before the first build), each with its sequence number then (0: none, read it all)."""
+        read = self.built_from
+        return {
+            name: (read.get(name, 0) if read is not None else 0)
+            for name, position in self.bronze_positions().items()
+            if read is None or position > read.get(name, 0)
+        }
 
     @staticmethod
-    def _bronze_formats() -> list[str]:
+    def bronze_tables() -> list[str]:
+        """The bronze tables' names, one per producer's format (python_ingest/bronze.py)."""
         from python_ingest.bronze import BRONZE_FORMATS
 
-        return list(BRONZE_FORMATS)
+        return [bronze_table(format_).qualified_name for format_ in BRONZE_FORMATS]
 
     def build(self, cycle: Cycle) -> bool:
         """Run `dbt build` on the warm session; whether it ran to the end (tests included)."""
@@ -218,12 +220,13 @@ class Pipeline:
             cycle.note = f"waiting: {exc}".split(": one build at a time")[0]
             return False
         started = time.time()
+        built_from = self.bronze_positions()  # before the build reads bronze
         try:
             runner = dbtRunner(manifest=self.manifest, callbacks=[self._on_event])
             result = runner.invoke(self._dbt_args("build"))
         finally:
             release_build_lock(self.home)
-        self.last_build_started = started
+        self.built_from = built_from
         cycle.built = True
         if not result.success:
             failed = [
@@ -280,21 +283,35 @@ class Pipeline:
 
     def lag_seconds(self, now: float) -> float:
         """The age at `now` of the oldest message landed but not yet in gold: a message still
-        pending (half of a pair, a segment of an event), or one landed after the last build
-        started (by this cycle if it could not build, or by another process). 0 when there is
-        none."""
+        pending (half of a pair, a segment of an event), or one committed to bronze after the last
+        build started (by this cycle if it could not build, or by another process), however long
+        before that its landing began. 0 when there is none."""
         oldest: list[float] = []
         if self.oldest_pending is not None:
             oldest.append(self.oldest_pending.replace(tzinfo=UTC).timestamp())
-        since = self.last_build_started
-        where = f"where ingested_at >= {_timestamp(since)}" if since is not None else ""
-        # A message landed after the build started was committed after it: only the tables with a
-        # commit since then are queried (none, in a cycle after which nobody landed).
-        for name in self.bronze_committed_since(since):
-            first = self.spark.sql(f"select min(ingested_at) from {name} {where}").first()[0]
+        # Only the tables with a commit since (none, in a cycle after which nobody landed).
+        for name, after in self.bronze_unbuilt().items():
+            first = self.oldest_landed_after(name, after)
             if first is not None:
                 oldest.append(first.replace(tzinfo=UTC).timestamp())
         return max(now - min(oldest), 0.0) if oldest else 0.0
+
+    def oldest_landed_after(self, name: str, after: int) -> datetime | None:
+        """The smallest `ingested_at` in the data files of the bronze table `name` committed with
+        a sequence number above `after`: from the files' column statistics in its `entries`
+        metadata table, or, for files written without them, from their rows. A land that began
+        before a build and committed after it has `ingested_at` before the build's start: only the
+        commit tells that the build did not read it."""
+        files = f"{name}.entries where status <> 2 and data_file.content = 0 and sequence_number > {after}"
+        count, first = self.spark.sql(
+            f"select count(*), min(readable_metrics.ingested_at.lower_bound) from {files}"
+        ).first()
+        if count and first is None:  # no statistics: read those files' rows
+            first = self.spark.sql(
+                f"select min(ingested_at) from {name} as landed left semi join "
+                f"(select data_file.file_path from {files}) as new on landed._file = new.file_path"
+            ).first()[0]
+        return first
 
     # -- cycles -------------------------------------------------------------------
     def cycle(self, number: int) -> Cycle:
@@ -303,8 +320,8 @@ class Pipeline:
         cycle.landed = self.land()
         self.kill.reached("landed")
         due = self.build_due or cycle.landed > 0
-        if not due and self.last_build_started is not None:
-            due = self.bronze_changed_since(self.last_build_started)
+        if not due and self.built_from is not None:
+            due = bool(self.bronze_unbuilt())
         if due:
             self.build(cycle)
             self.build_due = not cycle.built  # another build held the lock: build at the next cycle
