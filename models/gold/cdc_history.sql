@@ -38,7 +38,8 @@
   Incremental: a run reads the silver changes committed since its last run
   (the read position is kept in the table property cdc.read.cdc_changes).
   A key they touch (a truncate touches every key of its table; a change of
-  a key touches the key its primary-key change continued into) is either
+  a key touches the keys its primary-key changes continued into, link
+  after link) is either
   extended or folded again:
   - extended, when its new changes and its table's new truncates all come
     after its stored current version, none of them continues another key,
@@ -60,6 +61,10 @@
   dbt_project.yml), so a merge writes only the rows it replaces. After
   changing a table's settings, rebuild with `--full-refresh`.
 -#}
+
+{#- The most fold passes a run takes (macro history_passes): they carry a row through one link fewer
+    of a chain of primary-key changes. -#}
+{%- set most_passes = 5 %}
 
 {%- if is_incremental() %}
     {#- ingested_at bounds the new files' rows below, so Iceberg skips the older files. -#}
@@ -165,9 +170,9 @@ truncates as (
     continuing_keys as (
         -- The keys whose insert continues a touched key (the insert of a primary-key change,
         -- below): when the old key's earlier changes arrive after the key change, the new key's
-        -- carried image changes too, so it is folded again. One link: a chain of key changes
-        -- whose links all arrive before the old key's late changes is carried one key further
-        -- per run that touches it.
+        -- carried image changes too, so it is folded again. The keys that continue those, link
+        -- after link, are added to the scratch table of fold_keys in rounds, one a link
+        -- (macro history_continue_chains, from these: round 1).
         select /*+ broadcast(touched_keys) */ distinct continuing.key_hash
         from row_changes as continuing
         inner join touched_keys
@@ -254,7 +259,9 @@ truncates as (
             touched.stored_is_deleted,
             touched.stored_row_data,
             touched.stored_source_format,
-            touched.stored_ingested_at
+            touched.stored_ingested_at,
+            -- The round of history_continue_chains that reached the key: 1 for continuing_keys.
+            case when continuing_keys.key_hash is not null then 1 end as continuing_round
         from touched
         full outer join continuing_keys on touched.key_hash = continuing_keys.key_hash
         left join settings on touched.table_id = settings.table_id
@@ -341,6 +348,7 @@ marked_changes as (
         ~ fold_changes_ctes ~ '\n' ~ marked_changes_cte %}
 {%- elif is_incremental() %}
     {%- set fold_keys_part = history_scratch('fold_keys', base_ctes ~ ',\n' ~ new_ctes, fold_keys_ctes) %}
+    {%- do history_continue_chains(base_ctes, most_passes) %}
     {%- set prefix = base_ctes ~ ',\n' ~ new_ctes ~ ',\n' ~ fold_keys_part %}
     {%- set marked_part = history_scratch('marked_changes', prefix, fold_changes_ctes ~ '\n' ~ marked_changes_cte) %}
     {%- set changes_ctes = prefix ~ ',\n' ~ marked_part %}
@@ -351,7 +359,7 @@ marked_changes as (
 {#- The passes that carry a row through primary-key changes (below) only when a change of the
     keys this run folds continues another key, and a third only for a chain of them: otherwise
     one fold is the whole history, and the query is a third of the size (macro history_passes). -#}
-{%- set passes = history_passes(changes_ctes) %}
+{%- set passes = history_passes(changes_ctes, most=most_passes) %}
 
 {{ changes_ctes }},
 

@@ -6,10 +6,16 @@ with declared settings land over three runs, each followed by a `dbt build`
 of a copy of the project whose seeds/cdc_tables.csv declares those
 settings. Then gold.cdc_history is rebuilt with `--full-refresh`: it must be
 identical to what the incremental runs left, and a further run of every
-model with nothing new must change nothing and read nothing new."""
+model with nothing new must change nothing and read nothing new.
+
+Among them, a PostgreSQL row whose key changes twice (:func:`key_chain_partitions`): its
+large text column is not sent by either key change (an unchanged TOASTed value), and the
+partition of its first key lags, so that an update of that column, made before the key
+changes, arrives a run after them."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -17,6 +23,20 @@ import pytest
 
 from cdc_tools.generators import ces_traffic, dataworks_traffic, debezium_traffic
 from cdc_tools.generators.ces_messages import ces_event, jsonl
+from cdc_tools.generators.debezium_messages import (
+    UNAVAILABLE,
+    Column,
+    Connector,
+    Record,
+    SentRecord,
+    Table,
+    change_value,
+    kcat_record,
+    key_change_records,
+    key_message,
+    key_only_image,
+    postgresql_source,
+)
 from tests.helpers.tables import SNAPSHOT, history
 
 pytestmark = pytest.mark.spark
@@ -69,6 +89,79 @@ class Clock:
 
     def event(self, table: str, operation: str, key: dict, old: dict | None, row: dict | None) -> list[dict]:
         return self.transaction(table, [(operation, key, old, row)])
+
+
+CHAIN = Table(
+    Connector("postgresql", "chainpg", "chaindb"),
+    "public",
+    "documents",
+    (Column("id", "int32", optional=False), Column("title", "string"), Column("body", "string")),
+    ("id",),
+)
+CHAIN_BODY = "the body as updated before both key changes"
+
+
+def key_chain_partitions() -> dict[str, list[list[SentRecord]]]:
+    """A row of CHAIN inserted with key 1, its `body` updated, then its key changed 1 -> 2 -> 3,
+    each key change without `body` (PostgreSQL's placeholder for an unchanged TOASTed value), and
+    key 3 retitled, as Kafka partitions them (one partition per key here): per landing run
+    (`first`, `late`), each partition's records in offset order. The update and the first key
+    change's delete are in the partition of key 1, which lands a run late, and so does the
+    retitle."""
+    lsn = iter(range(1000, 10_000, 100))
+
+    def value(op: str, before: dict | None, after: dict | None, position: int) -> dict:
+        source = postgresql_source(
+            CHAIN.connector, 1_751_000_000_000_000 + position, 700, position, position - 50, table=CHAIN
+        )
+        return change_value(CHAIN, op, before, after, source, position * 1000)
+
+    def key(number: int) -> dict:
+        return {"id": number}
+
+    row = {"id": 1, "title": "draft", "body": "the first body"}
+    inserted = Record(CHAIN.topic, key_message(CHAIN, key(1)), value("c", None, row, next(lsn)))
+    updated_row = {**row, "body": CHAIN_BODY}
+    updated = Record(CHAIN.topic, key_message(CHAIN, key(1)), value("u", None, updated_row, next(lsn)))
+    changes = []
+    for old, new in ((1, 2), (2, 3)):
+        position = next(lsn)
+        deleted = value("d", key_only_image(CHAIN, key(old)), None, position)
+        created = value("c", None, {"id": new, "title": "draft", "body": UNAVAILABLE}, position)
+        changes.append(key_change_records(CHAIN, key(old), key(new), deleted, created))
+    first_change, second_change = changes
+    # Key 3 changes again, in the late run too: a new change after its stored current version, which
+    # alone would extend that version (with the body from before the late update).
+    retitled = {"id": 3, "title": "final", "body": UNAVAILABLE}
+    retitle = Record(CHAIN.topic, key_message(CHAIN, key(3)), value("u", None, retitled, next(lsn)))
+    sent = [
+        [SentRecord.of(record, 1_751_000_000_000) for record in records]
+        for records in (
+            [inserted],  # partition 0 (key 1), as far as the first run reads it
+            [updated, *first_change[:2]],  # partition 0, the rest: a run late
+            [first_change[2], *second_change[:2]],  # partition 1 (key 2)
+            [second_change[2]],  # partition 2 (key 3)
+            [retitle],  # partition 2, the rest: a run late
+        )
+    ]
+    return {"first": [sent[0], sent[2], sent[3]], "late": [sent[1], sent[4]]}
+
+
+def write_key_chain(out: Path) -> dict[str, list[Path]]:
+    """key_chain_partitions as kcat dumps, one file per partition and run."""
+    partitions = {"first": (0, 1, 2), "late": (0, 2)}
+    offsets = {0: 0, 1: 0, 2: 0}
+    files: dict[str, list[Path]] = {}
+    for run, logs in key_chain_partitions().items():
+        for partition, log in zip(partitions[run], logs, strict=True):
+            lines = []
+            for record in log:
+                lines.append(kcat_record(record, partition, offsets[partition]))
+                offsets[partition] += 1
+            path = out / f"{CHAIN.topic}-{partition}-{run}.kcat.jsonl"
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            files.setdefault(run, []).append(path)
+    return files
 
 
 def settings_runs() -> list[list[dict]]:
@@ -137,9 +230,10 @@ def runs(spark, land, dbt, project, tmp_path_factory):
         settings.append(path)
     redelivered = out / "ces-redelivered.jsonl"
     shutil.copy(ces[0], redelivered)  # the same messages from another file: duplicates
+    chain = write_key_chain(out)
     deliveries = [
-        {"ces": [ces[0], settings[0]], "debezium": kcat[::3], "dataworks": [dataworks[0]]},
-        {"ces": [ces[2], settings[1]], "debezium": kcat[1::3], "dataworks": [dataworks[2]]},
+        {"ces": [ces[0], settings[0]], "debezium": kcat[::3] + chain["first"], "dataworks": [dataworks[0]]},
+        {"ces": [ces[2], settings[1]], "debezium": kcat[1::3] + chain["late"], "dataworks": [dataworks[2]]},
         {"ces": [ces[1], settings[2], redelivered], "debezium": kcat[2::3], "dataworks": [dataworks[1]]},
     ]
     containers = {"ces": "jsonl", "debezium": "kcat", "dataworks": "jsonl"}
@@ -150,12 +244,19 @@ def runs(spark, land, dbt, project, tmp_path_factory):
         # Seeds and data tests at the first and the last delivery.
         dbt("run" if number == 2 else "build", "--project-dir", str(project))
     incremental = set(history(spark, columns=SNAPSHOT))
+    chain = [
+        (row.primary_key, row.row_data.get("title"), row.row_data.get("body"))
+        for row in spark.sql(
+            f"select primary_key, row_data from gold.cdc_current where table_id = '{CHAIN.table_id}'"
+        ).collect()
+    ]
     dbt("run", "--project-dir", str(project), "--full-refresh", "--select", "cdc_history")
     full_refresh = set(history(spark, columns=SNAPSHOT))
     silver = row_counts(spark, "silver")
     again = dbt("run", "--project-dir", str(project))
     return {
         "incremental": incremental,
+        "chain": chain,
         "full_refresh": full_refresh,
         "again": set(history(spark, columns=SNAPSHOT)),
         "silver": (silver, row_counts(spark, "silver")),
@@ -171,6 +272,12 @@ def row_counts(spark, schema: str) -> dict[str, int]:
 def test_incremental_history_equals_a_full_refresh(runs) -> None:
     assert runs["incremental"] == runs["full_refresh"]
     assert len(runs["incremental"]) > 300
+
+
+def test_a_late_change_reaches_a_row_through_every_later_key_change(runs) -> None:
+    """The body updated before the key changes 1 -> 2 -> 3 arrived after them, with a later
+    change of key 3: after the incremental runs, the row's current version (key 3) has both."""
+    assert runs["chain"] == [({"id": "3"}, "final", CHAIN_BODY)]
 
 
 def test_a_build_with_nothing_new_changes_nothing(runs) -> None:
