@@ -52,15 +52,7 @@ using (
         where continuing_round = {{ round - 1 }}
     )
 
-    select /*+ broadcast(reached) */ distinct continuing.key_hash
-    from row_changes as continuing
-    inner join reached
-        on
-            {{ previous_key_hash('continuing.table_id', 'continuing.before', 'continuing.primary_key') }}
-            = reached.key_hash
-    where
-        continuing.operation = 'insert'
-        and continuing.before is not null
+    {{ continuing_key_hashes('reached') }}
 ) as continuing
     on fold_keys.key_hash = continuing.key_hash
 when matched and fold_keys.continuing_round is null then update set
@@ -72,4 +64,22 @@ when not matched then insert ({{ columns | join(', ') }}) values (
         else round if column == 'continuing_round' else 'null' }}{{ ',' if not loop.last }}
     {%- endfor %}
 )
+{%- endmacro %}
+
+
+{#- The distinct keys of `row_changes` (silver's row changes, keyed_changes) whose insert continues a
+    key of the relation or CTE `reached` (its few keys broadcast): the inserts of primary-key
+    changes, whose before image names the key they continue. `condition`: one more, such as
+    `false` when the run has nothing new. -#}
+{% macro continuing_key_hashes(reached, condition='true') -%}
+select /*+ broadcast({{ reached }}) */ distinct continuing.key_hash
+from row_changes as continuing
+inner join {{ reached }}
+    on
+        {{ previous_key_hash('continuing.table_id', 'continuing.before', 'continuing.primary_key') }}
+        = {{ reached }}.key_hash
+where
+    {{ condition }}
+    and continuing.operation = 'insert'
+    and continuing.before is not null
 {%- endmacro %}

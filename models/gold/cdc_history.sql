@@ -173,16 +173,7 @@ truncates as (
         -- carried image changes too, so it is folded again. The keys that continue those, link
         -- after link, are added to the scratch table of fold_keys in rounds, one a link
         -- (macro history_continue_chains, from these: round 1).
-        select /*+ broadcast(touched_keys) */ distinct continuing.key_hash
-        from row_changes as continuing
-        inner join touched_keys
-            on
-                {{ previous_key_hash('continuing.table_id', 'continuing.before', 'continuing.primary_key') }}
-                = touched_keys.key_hash
-        where
-            {{ any_new }}
-            and continuing.operation = 'insert'
-            and continuing.before is not null
+        {{ continuing_key_hashes('touched_keys', any_new) }}
     ),
 
     tied_truncates as (
