@@ -8,8 +8,8 @@
   with their round. It stops at a round that reaches no key, or after `most` rounds: a longer
   chain among the keys folded is more than the fold's passes carry, which history_passes warns of.
   A run whose new changes continue no key, the usual one, costs one query of the scratch table; a
-  round, one scan of silver's key columns (the few keys broadcast) and a merge into the scratch
-  table. Nothing without execution (parse, lint, unit tests), where fold_keys is a CTE.
+  round, one scan of silver (the few keys reached broadcast), a merge into the scratch table and a
+  count of it. Nothing without execution (parse, lint, unit tests), where fold_keys is a CTE.
 -#}
 {% macro history_continue_chains(base_ctes, most) -%}
     {%- if not execute or model is not defined or model.resource_type != 'model'
@@ -20,7 +20,8 @@
     {%- set state = namespace(reached=query_scalar(
         'select count(*) from ' ~ relation ~ ' where continuing_round = 1'
     ) | int) -%}
-    {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+    {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list
+        if state.reached > 0 else [] -%}
     {%- for round in range(2, most + 1) -%}
         {%- if state.reached > 0 -%}
             {%- do run_query(history_chain_round_sql(base_ctes, relation, columns, round)) -%}
