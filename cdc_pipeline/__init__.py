@@ -302,6 +302,8 @@ class Pipeline:
         metadata table, or, for files written without them, from their rows. A land that began
         before a build and committed after it has `ingested_at` before the build's start: only the
         commit tells that the build did not read it."""
+        # The condition of macro iceberg_new_files_filter (macros/platform/iceberg_read_position.sql),
+        # by which the build's tests find the same files: keep the two in step.
         files = f"{name}.entries where status <> 2 and data_file.content = 0 and sequence_number > {after}"
         count, first = self.spark.sql(
             f"select count(*), min(readable_metrics.ingested_at.lower_bound) from {files}"
