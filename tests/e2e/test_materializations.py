@@ -73,3 +73,19 @@ def test_each_materialization_builds_twice_and_a_change_flows_through(spark, bui
 def test_tables_are_iceberg(spark, build) -> None:
     for table in ("numbers", "numbers_merged", "numbers_python", "numbers_python_merged", "numbers_snapshot"):
         assert spark.sql(f"select * from {SCHEMA}.{table}.snapshots").count() >= 1, table
+
+
+def test_a_schema_drops_with_its_tables_or_after_them(spark) -> None:
+    """`drop schema` through the lakehouse's metastore service, as a user or dbt's `drop_schema`
+    runs it: after its Iceberg tables were dropped, and with them (`cascade`)."""
+    for schema, drop in (("dropped_after_its_tables", ""), ("dropped_with_its_tables", " cascade")):
+        spark.sql(f"create schema {schema}")
+        spark.sql(f"create table {schema}.numbers (n bigint) using iceberg")
+        spark.sql(f"insert into {schema}.numbers values (1)")
+        if not drop:
+            spark.sql(f"drop table {schema}.numbers purge")
+        spark.sql(f"drop schema {schema}{drop}")
+        assert schema not in {row[0] for row in spark.sql("show schemas").collect()}
+        spark.sql(f"create schema {schema}")  # the name is free again, and the schema empty
+        assert spark.sql(f"show tables in {schema}").collect() == []
+        spark.sql(f"drop schema {schema}")

@@ -247,6 +247,11 @@ def metastore_command(
     settings = {
         "datanucleus.schema.autoCreateAll": "true",
         "hive.metastore.schema.verification": "false",
+        # A pool whose jar ships with pyspark (HikariCP). Hive's default, BoneCP, does not, and
+        # the handler of transactions that every `drop database` notifies builds its own pool
+        # from this setting: with BoneCP every `drop schema` failed (NoClassDefFoundError in
+        # metastore.log, NoSuchObjectException for the client).
+        "datanucleus.connectionPoolingType": "HikariCP",
         "log4j2.configurationFile": LOG4J_CONFIG,
         **properties,
     }
