@@ -48,8 +48,9 @@ def probe(spark):
         return qualified
 
     yield table
-    for name in made:  # the schema stays: the next test of this file makes its tables there
+    for name in made:
         spark.sql(f"drop table if exists {name} purge")
+    spark.sql(f"drop schema {SCHEMA}")  # empty now: the shared lakehouse is left as it was
 
 
 def land(spark, table: str, message_id: str, ingested_at: datetime) -> None:
