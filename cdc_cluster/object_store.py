@@ -5,13 +5,13 @@ server` with its S3 gateway (docs/lakehouse.md, "The warehouse on an object stor
 ``~/.cache/cdc-lakehouse/object-store/weed-<version>`` (:func:`weed_binary` finds it). An
 :class:`ObjectStore` starts one server process that runs SeaweedFS's master, volume server,
 filer and S3 gateway, every one of them on 127.0.0.1 (``-ip.bind``), each HTTP and gRPC port a
-free one chosen at start, its data, logs and its own Unix sockets under
-``<directory>/object-store`` (but for the
-gRPC ports' sockets, which it always makes in /tmp: :meth:`ObjectStore.stop` removes them), its
-telemetry off. Its only credentials are an access key and secret generated per start, given
-to the server through its environment (no file holds them); without credentials the gateway
-would take any request, so :meth:`ObjectStore.start` checks that an unsigned one is refused.
-``bucket`` is created at start.
+free one (chosen again if another process took one before the server bound it), its data, logs
+and its own Unix sockets under ``<directory>/object-store`` (but for the gRPC ports' sockets,
+which it always makes in /tmp: :meth:`ObjectStore.stop` removes them), its telemetry off. Its
+only credentials are an access key and secret generated per start, given to the server through
+its environment (no file holds them); without credentials the gateway would take any request,
+so :meth:`ObjectStore.start` checks that an unsigned one is refused. ``bucket`` is created at
+start.
 
 :class:`S3` is a small client of the S3 protocol (AWS Signature Version 4, path-style
 addresses) for what the project itself does on the store: create the bucket, and list objects
@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import signal
 import urllib.error
 import urllib.parse
@@ -39,6 +40,7 @@ from cdc_cluster.servers import LOOPBACK, STATE_FILE, Server, ServerError, free_
 SEAWEEDFS_VERSION = "v0.0.0-20261109003541-7506e5f91cd6"
 BIN_DIR_ENV = "CDC_OBJECT_STORE_BIN_DIR"
 REGION = "us-east-1"  # SeaweedFS answers any region; the clients sign with this one
+PORTS = ("master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc")
 S3_NAMESPACE = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
 
@@ -142,10 +144,18 @@ class ObjectStore(Server):
         super().__init__(directory)
         self.bucket = bucket
         self.binary = weed_binary()
-        ports = ("master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc")
-        self.ports = {name: free_port() for name in ports}
+        self.ports: dict[str, int] = {}
+        self._choose_ports()
         self.access_key = "cdc" + secrets.token_hex(8)
         self.secret_key = secrets.token_urlsafe(30)
+
+    def _choose_ports(self) -> bool:
+        """New free ports for every service. A start that stopped on a port in use left state
+        under `data` for its master's old port only (nothing was stored yet): it is removed."""
+        if self.ports:
+            shutil.rmtree(self.home / "data", ignore_errors=True)
+        self.ports = {name: free_port() for name in PORTS}
+        return True
 
     @property
     def endpoint(self) -> str:

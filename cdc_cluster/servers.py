@@ -34,6 +34,10 @@ class ServerError(RuntimeError):
     """A server that did not start, stopped early, or failed a request; the message says why."""
 
 
+class PortTakenError(ServerError):
+    """A server stopped at its start because a port it was to listen on was in use."""
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -103,12 +107,14 @@ class Server:
     name = "server"
     stop_signal = signal.SIGTERM
     start_timeout = 180.0
+    port_attempts = 3
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory).resolve()
         self.home = self.directory / self.name
         self.process: subprocess.Popen[bytes] | None = None
         self.started_in: float | None = None  # seconds from start() until it answered
+        self._log_start = 0  # where this start's part of the log file begins
 
     # -- to be provided by each server
     def _prepare(self) -> None:
@@ -134,6 +140,16 @@ class Server:
     def log_file(self) -> Path:
         return self.home / LOG_FILE
 
+    def _port_was_taken(self) -> bool:
+        """Whether this start's part of the log says that a port it was to listen on was in use."""
+        try:
+            with self.log_file.open("rb") as log:
+                log.seek(self._log_start)
+                written = log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return False
+        return "address already in use" in written.lower()
+
     def log_tail(self, lines: int = 40) -> str:
         try:
             text = self.log_file.read_text(encoding="utf-8", errors="replace")
@@ -141,10 +157,30 @@ class Server:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def _choose_ports(self) -> bool:
+        """Take new free ports for the next start; whether the server could (False by default:
+        a server whose ports are given to it)."""
+        return False
+
     def start(self) -> Self:
+        """Start the server and wait until it answers. A port that :func:`free_port` found free
+        can be taken by another process before the server binds it (an outgoing connection gets
+        a port of the same range). A server that chooses its own ports (:meth:`_choose_ports`)
+        and stopped at its start because a port was in use starts again on new ones, up to
+        `port_attempts` times in all."""
+        for attempt in range(1, self.port_attempts + 1):
+            try:
+                return self._start_once()
+            except PortTakenError:
+                if attempt == self.port_attempts or not self._choose_ports():
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> Self:
         began = time.monotonic()
         self.home.mkdir(parents=True, exist_ok=True)
         self._prepare()
+        self._log_start = self.log_file.stat().st_size if self.log_file.exists() else 0
         with self.log_file.open("ab") as log:
             self.process = subprocess.Popen(
                 self._command(),
@@ -176,7 +212,8 @@ class Server:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise ServerError(
+                error = PortTakenError if self._port_was_taken() else ServerError
+                raise error(
                     f"{self.name} stopped while starting (exit {self.process.returncode}); "
                     f"the end of {self.log_file}:\n{self.log_tail()}"
                 )

@@ -20,6 +20,7 @@ and passed by environment only.
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,7 @@ from tests.e2e.test_cluster import (
 )
 from tests.e2e.test_landing_crashes import CONTAINERS, FORMAT, land_killed_then_again
 from tests.helpers.lakehouse_query import queries
+from tests.helpers.real_servers import require_object_store
 from tests.helpers.services import stop_services
 
 pytestmark = pytest.mark.services
@@ -123,3 +125,20 @@ def test_every_listener_of_the_object_store_and_the_lakehouse_is_on_loopback(
     outside = [a for a in of_store if not re.search(LOOPBACK_ADDRESS, a)]
     outside += [(a, p) for a, p in seen if not re.search(LOOPBACK_ADDRESS, a)]
     assert outside == [], outside
+
+
+def test_an_object_store_whose_port_was_taken_before_it_bound_it_starts_on_new_ports(tmp_path: Path) -> None:
+    """A port that `free_port` found free can be taken before the server binds it (an outgoing
+    connection gets one of the same range): the server stops at its start, and starts again."""
+    require_object_store()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        server = ObjectStore(tmp_path)
+        taken = server.ports["volume"] = holder.getsockname()[1]
+        with server:
+            assert server.ports["volume"] != taken
+            assert server.client().list_keys(server.bucket) == []
+            first_start = server.log_file.read_text(encoding="utf-8", errors="replace")
+            assert f"{taken}: bind: address already in use" in first_start
+    assert not server.running
