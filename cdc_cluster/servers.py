@@ -140,22 +140,21 @@ class Server:
     def log_file(self) -> Path:
         return self.home / LOG_FILE
 
-    def _port_was_taken(self) -> bool:
-        """Whether this start's part of the log says that a port it was to listen on was in use."""
+    def _log_text(self, start: int = 0) -> str:
+        """The log file from byte `start` on ("" when there is none)."""
         try:
             with self.log_file.open("rb") as log:
-                log.seek(self._log_start)
-                written = log.read().decode("utf-8", errors="replace")
-        except OSError:
-            return False
-        return "address already in use" in written.lower()
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            text = self.log_file.read_text(encoding="utf-8", errors="replace")
+                log.seek(start)
+                return log.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
-        return "\n".join(text.splitlines()[-lines:])
+
+    def _port_was_taken(self) -> bool:
+        """Whether this start's part of the log says that a port it was to listen on was in use."""
+        return "address already in use" in self._log_text(self._log_start).lower()
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self._log_text().splitlines()[-lines:])
 
     def _choose_ports(self) -> bool:
         """Take new free ports for the next start; whether the server could (False by default:
@@ -168,13 +167,13 @@ class Server:
         a port of the same range). A server that chooses its own ports (:meth:`_choose_ports`)
         and stopped at its start because a port was in use starts again on new ones, up to
         `port_attempts` times in all."""
-        for attempt in range(1, self.port_attempts + 1):
+        for _ in range(self.port_attempts - 1):
             try:
                 return self._start_once()
             except PortTakenError:
-                if attempt == self.port_attempts or not self._choose_ports():
+                if not self._choose_ports():
                     raise
-        raise AssertionError("unreachable")
+        return self._start_once()
 
     def _start_once(self) -> Self:
         began = time.monotonic()

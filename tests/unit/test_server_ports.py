@@ -47,7 +47,7 @@ class Listener(Server):
     def _ready(self) -> bool:
         # Its own word in this start's part of the log, not a connection: the test's socket on a
         # taken port would answer that.
-        return b"listening" in self.log_file.read_bytes()[self._log_start :]
+        return "listening" in self._log_text(self._log_start)
 
 
 @pytest.fixture
