@@ -105,6 +105,39 @@
 {%- endmacro %}
 
 
+{% macro staged_since_last_build(relation, condition=none, column='staged_at') -%}
+    {#-
+      Whether rows of `relation` (that meet `condition`, SQL on its columns)
+      may have been staged (`column`) after the last build of the model
+      being built: false when the model is idle (model_is_idle), when the
+      relation has no commit since that build (the commit times are asked
+      once per node: iceberg_last_commits), or when a query finds no such
+      row; true on a first or full-refresh build and at parse time. See
+      staged_after, which uses it.
+    -#}
+    {%- if model_is_idle() -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- if not (execute and is_incremental()) -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set last_built = iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
+    {%- if last_built is none -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set upstream_commit = iceberg_last_commits([relation | string], ['replace']).values() | first -%}
+    {%- if upstream_commit is none or upstream_commit < last_built -%}
+        {#- No commit of the upstream since: nothing of it can be new. -#}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set found = run_query(
+        'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > timestamp_millis(' ~ last_built ~ ')'
+        ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
+    ) -%}
+    {{ return(found.rows | length > 0) }}
+{%- endmacro %}
+
+
 {% macro staged_after(relation, since, alias=none, condition=none, column='staged_at') -%}
     {#-
       The condition selecting the rows of `relation` (read as `alias`) staged
@@ -122,27 +155,8 @@
       own rows can lag its last build (a run that adds no row leaves `since`
       where it was), so this check uses the build time, not `since`.
     -#}
-    {%- set staged = (alias ~ '.' if alias else '') ~ column ~ ' > ' ~ since -%}
-    {%- if model_is_idle() -%}
+    {%- if not staged_since_last_build(relation, condition, column) -%}
         {{ return('false') }}
     {%- endif -%}
-    {%- if execute and is_incremental() -%}
-        {#- Commit times through Iceberg's API (iceberg_last_commits): no Spark query. -#}
-        {%- set last_built = iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
-        {%- if last_built is not none -%}
-            {%- set upstream_commit = iceberg_last_commits([relation | string], ['replace']).values() | first -%}
-            {%- if upstream_commit is none or upstream_commit < last_built -%}
-                {#- No commit of the upstream since: nothing of it can be new. -#}
-                {{ return('false') }}
-            {%- endif -%}
-            {%- set found = run_query(
-                'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > timestamp_millis(' ~ last_built ~ ')'
-                ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
-            ) -%}
-            {%- if found.rows | length == 0 -%}
-                {{ return('false') }}
-            {%- endif -%}
-        {%- endif -%}
-    {%- endif -%}
-    {{ return(staged) }}
+    {{ return((alias ~ '.' if alias else '') ~ column ~ ' > ' ~ since) }}
 {%- endmacro %}

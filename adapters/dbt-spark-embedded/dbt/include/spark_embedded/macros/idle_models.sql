@@ -109,11 +109,15 @@
     {%- for table in tables if table.startswith('source:') -%}
         {{ return(false) }}
     {%- endfor -%}
-    {%- set built = iceberg_last_commits([this.render()], ['replace', 'delete']).values() | first -%}
+    {%- set commits = iceberg_last_commits_of([
+        {'tables': [this.render()], 'skipped': ['replace', 'delete']},
+        {'tables': tables, 'skipped': ['replace']},
+    ]) -%}
+    {%- set built = commits[0].values() | first -%}
     {%- if built is none -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- for committed in iceberg_last_commits(tables, ['replace']).values() if committed is not none and committed >= built -%}
+    {%- for committed in commits[1].values() if committed is not none and committed >= built -%}
         {{ return(false) }}
     {%- endfor -%}
     {{ return(true) }}
@@ -128,27 +132,64 @@
       A table's first snapshot counts whatever its operation: the statement
       that created the table wrote it (a model's first build with an empty
       result commits a `delete`), so a model built empty is not taken for
-      one never built.
+      one never built. See iceberg_last_commits_of for how it is read.
+    -#}
+    {{ return(iceberg_last_commits_of([{'tables': tables, 'skipped': skipped_operations}])[0]) }}
+{%- endmacro %}
+
+
+{% macro iceberg_last_commits_of(requests) -%}
+    {#-
+      iceberg_last_commits for several requests at once, each a dict of
+      `tables` and `skipped` (operations): a list of dicts, one per request.
       A target that runs Spark in the dbt process (method session) reads
-      Iceberg's API through the adapter, a few milliseconds a table; another
-      (thrift) asks the tables' `snapshots` metadata tables, in one query.
+      Iceberg's API through the adapter, a few milliseconds a table. Another
+      (the lakehouse's warm engine through Spark Connect, or thrift) asks the
+      tables' `snapshots` metadata tables, all requests in one query, and
+      the node being built keeps each answer (adapter node_memo) for the
+      rest of its build: its own table does not change before its
+      materialization runs, and the models it reads finished before it
+      started, so a second ask (staged_after after model_is_idle) costs no
+      query.
     -#}
     {%- if in_session_target() -%}
-        {{ return(adapter.iceberg_last_commits(tables, skipped_operations)) }}
+        {%- set answers = [] -%}
+        {%- for request in requests -%}
+            {%- do answers.append(adapter.iceberg_last_commits(request.tables, request.skipped)) -%}
+        {%- endfor -%}
+        {{ return(answers) }}
     {%- endif -%}
-    {%- set skipped = "'" ~ skipped_operations | join("', '") ~ "'" -%}
-    {%- set query -%}
-        {%- for table in tables %}
-        select '{{ table }}', unix_millis(max(committed_at)) from {{ table }}.snapshots
-        {%- if skipped_operations %} where operation not in ({{ skipped }}) or parent_id is null{% endif %}
-        {%- if not loop.last %} union all{% endif %}
-        {%- endfor %}
-    {%- endset -%}
-    {%- set commits = {} -%}
-    {%- for row in run_query(query).rows -%}
-        {%- do commits.update({row[0]: row[1]}) -%}
+    {%- set node_id = model.unique_id if model is defined and model else 'none' -%}
+    {%- set memo_key = invocation_id ~ ':' ~ node_id ~ ':last_commits' -%}
+    {%- set known = adapter.node_memo(memo_key) or {} -%}
+    {%- set asked = [] -%}
+    {%- for request in requests -%}
+        {%- for table in request.tables if (table ~ '|' ~ request.skipped | join(',')) not in known -%}
+            {%- do asked.append({'key': table ~ '|' ~ request.skipped | join(','), 'table': table, 'skipped': request.skipped}) -%}
+        {%- endfor -%}
     {%- endfor -%}
-    {{ return(commits) }}
+    {%- if asked -%}
+        {%- set query -%}
+            {%- for ask in asked %}
+            select '{{ ask.key }}', unix_millis(max(committed_at)) from {{ ask.table }}.snapshots
+            {%- if ask.skipped %} where operation not in ('{{ ask.skipped | join("', '") }}') or parent_id is null{% endif %}
+            {%- if not loop.last %} union all{% endif %}
+            {%- endfor %}
+        {%- endset -%}
+        {%- for row in run_query(query).rows -%}
+            {%- do known.update({row[0]: row[1]}) -%}
+        {%- endfor -%}
+        {%- do adapter.node_memo(memo_key, known) -%}
+    {%- endif -%}
+    {%- set answers = [] -%}
+    {%- for request in requests -%}
+        {%- set answer = {} -%}
+        {%- for table in request.tables -%}
+            {%- do answer.update({table: known.get(table ~ '|' ~ request.skipped | join(','))}) -%}
+        {%- endfor -%}
+        {%- do answers.append(answer) -%}
+    {%- endfor -%}
+    {{ return(answers) }}
 {%- endmacro %}
 
 
