@@ -323,6 +323,14 @@ def test_land_and_build_run_on_the_warm_engine_and_a_killed_runs_append_is_settl
         code, output = lakehouse.run(*BUILD, env=no_java)
         assert code == 0, output[-3000:]
         assert "Messages this build decided" in output, output[-3000:]
+        # Nothing new: every incremental model is left as it is, its idle decision taken from
+        # the engine's metadata tables (idle_models.sql, iceberg_last_commits_of).
+        code, output = lakehouse.run(*BUILD, env=no_java)
+        assert code == 0, output[-3000:]
+        incremental = [
+            line for line in output.splitlines() if "OK created" in line and "incremental model" in line
+        ]
+        assert incremental and all("IDLE" in line for line in incremental), output[-3000:]
         code, output = lakehouse.run("status", env=no_java)
         assert code == 0, output
 
