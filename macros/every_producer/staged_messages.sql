@@ -16,12 +16,7 @@
     -#}
     {%- set bronze = ref('stg_landed__messages') -%}
     {%- set of_format = "source_format = '" ~ source_format ~ "'" -%}
-    {#- As staged_after, but the model's newest staged_at (a query) is asked only when something is new. -#}
-    {%- if staged_since_last_build(bronze, of_format) -%}
-        {%- set is_new = 'staged_at > ' ~ last_staged_at() -%}
-    {%- else -%}
-        {%- set is_new = 'false' -%}
-    {%- endif -%}
+    {%- set is_new = staged_after(bronze, condition=of_format) -%}
     {%- if execute and is_new == 'false' and is_incremental()
         and upstream_tables(model.unique_id) == [bronze.schema ~ '.' ~ bronze.identifier] -%}
         {%- do set_model_idle(true) -%}

@@ -138,11 +138,12 @@
 {%- endmacro %}
 
 
-{% macro staged_after(relation, since, alias=none, condition=none, column='staged_at') -%}
+{% macro staged_after(relation, since=none, alias=none, condition=none, column='staged_at') -%}
     {#-
       The condition selecting the rows of `relation` (read as `alias`) staged
       after `since`, a timestamp literal from last_staged_at:
-      `<alias>.<column> > <since>`. When the model runs incrementally and no
+      `<alias>.<column> > <since>`; without `since`, the model's
+      last_staged_at(), asked (a query) only when something may be new. When the model runs incrementally and no
       row of `relation` (that meets `condition`, SQL on its columns) was
       staged after the model's last build (the commit time of its newest
       snapshot written by a build: not a compaction's `replace`, nor a
@@ -158,5 +159,5 @@
     {%- if not staged_since_last_build(relation, condition, column) -%}
         {{ return('false') }}
     {%- endif -%}
-    {{ return((alias ~ '.' if alias else '') ~ column ~ ' > ' ~ since) }}
+    {{ return((alias ~ '.' if alias else '') ~ column ~ ' > ' ~ (since if since is not none else last_staged_at())) }}
 {%- endmacro %}
