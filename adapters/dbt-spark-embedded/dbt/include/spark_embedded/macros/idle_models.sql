@@ -164,8 +164,9 @@
     {%- set known = adapter.node_memo(memo_key) or {} -%}
     {%- set asked = [] -%}
     {%- for request in requests -%}
-        {%- for table in request.tables if (table ~ '|' ~ request.skipped | join(',')) not in known -%}
-            {%- do asked.append({'key': table ~ '|' ~ request.skipped | join(','), 'table': table, 'skipped': request.skipped}) -%}
+        {%- set skipped_key = '|' ~ request.skipped | join(',') -%}
+        {%- for table in request.tables if (table ~ skipped_key) not in known -%}
+            {%- do asked.append({'key': table ~ skipped_key, 'table': table, 'skipped': request.skipped}) -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- if asked -%}
@@ -183,9 +184,10 @@
     {%- endif -%}
     {%- set answers = [] -%}
     {%- for request in requests -%}
+        {%- set skipped_key = '|' ~ request.skipped | join(',') -%}
         {%- set answer = {} -%}
         {%- for table in request.tables -%}
-            {%- do answer.update({table: known.get(table ~ '|' ~ request.skipped | join(','))}) -%}
+            {%- do answer.update({table: known.get(table ~ skipped_key)}) -%}
         {%- endfor -%}
         {%- do answers.append(answer) -%}
     {%- endfor -%}
