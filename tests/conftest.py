@@ -86,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["CDC_LAKEHOUSE_DIR"] = str(lakehouse)
     os.environ.setdefault("CDC_SPARK_CORES", "2")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "2")
+    # Spark's interpreted operators and expressions: the same results, less compiling on the
+    # suite's many cold JVMs (docs/testing.md, "Spark without generated code"). The hostile
+    # input run keeps Spark's default (tests/e2e/test_hostile_input.py).
+    os.environ.setdefault("CDC_SPARK_CODEGEN", "false")
     os.environ["DBT_PROFILES_DIR"] = str(ROOT)
     # dbt's target and log directories of this test process (not the project's target/ and
     # logs/, which the other test process, or a build by hand, writes at the same time).

@@ -6,7 +6,9 @@ The run lands and builds twice (valid traffic, then the mutants) and reports; th
 its checks: no land crashed or failed but for the damaged Avro files it names, the build with the
 mutants succeeded with every one of the project's data tests (accounting, history consistency,
 grain), every distinct bronze message has one outcome and every quarantined one a reason, and
-gold of the tables no mutant came from is unchanged. A larger budget runs by hand:
+gold of the tables no mutant came from is unchanged. Its Spark compiles generated code, as users'
+Spark does by default, where the rest of the suite runs Spark interpreted (tests/conftest.py): so
+the hostile messages meet the generated code here. A larger budget runs by hand:
 `python -m tests.helpers.hostile_run --workdir DIR --mutants 2000 --seed N` (docs/operations.md, "Limits").
 """
 
@@ -28,6 +30,7 @@ def test_mutants_of_every_producer_and_container_crash_nothing_and_lose_nothing(
         [sys.executable, "-m", "tests.helpers.hostile_run", "--workdir", str(tmp_path)]
         + ["--mutants", str(MUTANTS), "--seed", str(SEED)],
         cwd=ROOT,
+        env={**os.environ, "CDC_SPARK_CODEGEN": "true"},
         capture_output=True,
         text=True,
         timeout=1800,

@@ -204,6 +204,24 @@ def test_local_profile_renders_with_defaults_and_environment(
     assert "iceberg-spark-runtime-4.0_2.13" in params["spark.jars"]
 
 
+def test_the_profiles_codegen_setting_turns_both_kinds_of_generated_code_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "lake"))
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "file:/tmp/warehouse")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://127.0.0.1:9083")
+    for target in ("local", "cluster"):
+        monkeypatch.delenv("CDC_SPARK_CODEGEN", raising=False)  # Spark's defaults
+        params = target_spark_parameters(target, ROOT)
+        assert params["spark.sql.codegen.wholeStage"] == "true", target
+        assert params["spark.sql.codegen.factoryMode"] == "FALLBACK", target
+        monkeypatch.setenv("CDC_SPARK_CODEGEN", "false")  # as the test suite runs
+        params = target_spark_parameters(target, ROOT)
+        assert params["spark.sql.codegen.wholeStage"] == "false", target
+        assert params["spark.sql.codegen.factoryMode"] == "NO_CODEGEN", target
+
+
 def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("CDC_SPARK_MASTER", "CDC_WAREHOUSE_URI", "CDC_METASTORE_URI"):
         monkeypatch.delenv(name, raising=False)
