@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from python_ingest.bronze import BRONZE_FORMATS
+from tests.helpers.tables import stored_tables
 
 pytestmark = pytest.mark.spark
 
@@ -78,10 +79,9 @@ def test_batch_profiles_count_bad_input_strictly(spark, built) -> None:
 def snapshots(spark) -> dict[str, int]:
     """The number of Iceberg snapshots of each table of silver and gold."""
     return {
-        f"{schema}.{t.name}": spark.sql(f"select count(*) from {schema}.{t.name}.snapshots").first()[0]
+        f"{schema}.{name}": spark.sql(f"select count(*) from {schema}.{name}.snapshots").first()[0]
         for schema in ("silver", "gold")
-        for t in spark.catalog.listTables(schema)
-        if not t.isTemporary and t.tableType != "VIEW"
+        for name in stored_tables(spark, schema)
     }
 
 

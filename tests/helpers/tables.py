@@ -65,6 +65,18 @@ SNAPSHOT = (
 )
 
 
+def stored_tables(spark: Any, schema: str) -> list[str]:
+    """The names of `schema`'s tables, not its views nor temporary views. By SQL: the catalog
+    API's `spark.catalog.listTables` fails where Spark runs without generated code, as the test
+    suite's does (docs/testing.md, "Spark without generated code")."""
+    views = {row.viewName for row in spark.sql(f"show views in {schema}").collect()}
+    return [
+        row.tableName
+        for row in spark.sql(f"show tables in {schema}").collect()
+        if not row.isTemporary and row.tableName not in views
+    ]
+
+
 def literal(value: str) -> str:
     """`value` as a Spark SQL string literal."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
