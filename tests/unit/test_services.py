@@ -67,6 +67,7 @@ def test_the_metastore_service_runs_from_its_jar_compiled_once(
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     command = services.metastore_command({"hive.metastore.warehouse.dir": "/w"}, 9083, 5)
     assert command[-3:] == ["LoopbackMetastore", "9083", "5"]
+    assert set(services.METASTORE_JVM_OPTIONS) <= set(command)  # the quick compiler alone
     jar = Path(services.metastore_jar())
     assert jar.parent == tmp_path / "metastore" and jar.name.startswith("cdc-metastore-")
     assert command[command.index("-cp") + 1].split(os.pathsep)[0] == str(jar)

@@ -55,10 +55,9 @@ METASTORE_URIS = "spark.hadoop.hive.metastore.uris"
 METASTORE_SOURCE = Path(include_package.PACKAGE_PATH) / "services" / "LoopbackMetastore.java"
 LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
 
-# Just-in-time compilation and garbage collection of the JVMs the lakehouse
-# starts: the Spark driver and a cluster's executors (lakehouse.lakehouse_parameters)
-# and the metastore service (metastore_command), processes whose work is many
-# short queries.
+# Just-in-time compilation and garbage collection of the Spark JVMs the lakehouse
+# starts: the Spark driver and a cluster's executors (lakehouse.lakehouse_parameters),
+# processes whose work is many short queries.
 # Every query is new code to the JVM (Spark generates classes per query), and
 # HotSpot's optimizing compiler (C2) compiled it at its default thresholds: in
 # one 1M-message full build on 2 cores it used 120 s of CPU beside 262 s of
@@ -76,6 +75,11 @@ JVM_OPTIONS = (
     "-XX:Tier4BackEdgeThreshold=400000",
     "-XX:+UseParallelGC",
 )
+# The metastore service's own: its work is the catalog calls of the processes beside it, short
+# and never a loop over data, so the quick compiler (C1) alone serves it, without the profiling
+# and optimizing compilations that cost it more CPU than they saved. Measured in
+# docs/benchmarks.md, "The metastore service on the quick compiler alone".
+METASTORE_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC")
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_SECONDS = 180
 
@@ -259,7 +263,7 @@ def metastore_command(
     return [
         java_executable(),
         "-Xmx768m",
-        *JVM_OPTIONS,
+        *METASTORE_JVM_OPTIONS,
         *java_options(METASTORE, own),
         "-cp",
         os.pathsep.join([own, f"{spark_jars_dir()}/*", *after_spark]),
