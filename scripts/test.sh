@@ -3,19 +3,34 @@
 # (unit and end-to-end: real land + dbt build on the embedded lakehouse).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Two installs that need neither .venv nor each other start first and run beside set-up and the
+# linters (docs/testing.md, "Set-up beside the linters"): the object store of
+# tests/e2e/test_object_store.py (SeaweedFS, built from its pinned Go module: the first time
+# several minutes) and PostgreSQL and MariaDB for the real-producer tests (Debian packages).
+# Each writes its output to a log of its own, shown when it has ended.
+side_logs=$(mktemp -d)
+# On an early exit (a failed set-up step) the installs still end before this script does.
+trap 'wait; rm -rf "$side_logs"' EXIT
+side_install() {  # NAME SCRIPT: start SCRIPT in the background; its pid in side_pid_NAME
+  bash "$2" >"$side_logs/$1.log" 2>&1 &
+  printf -v "side_pid_$1" '%s' "$!"
+}
+side_wait() {  # NAME: wait for the install NAME, show its output, return its exit code
+  local pid_var="side_pid_$1" code=0
+  wait "${!pid_var}" || code=$?
+  cat "$side_logs/$1.log"
+  return "$code"
+}
+side_install object_store scripts/install_object_store.sh
+side_install test_servers scripts/install_test_servers.sh
+
 bash scripts/setup.sh
 # The servers of the real-producer test (tests/e2e/test_real_servers.py): Kafka, Kafka Connect
 # with Debezium (jars by pinned coordinate, docs/real_producers.md); and the S3A connector of the
 # object-store test (tests/e2e/test_object_store.py, docs/lakehouse.md).
 .venv/bin/python -m dbt.adapters.spark_embedded.resolve_jars --services --object-store ||
   { echo "test: the servers' jars could not be resolved (see above)." >&2; exit 1; }
-# The object store of tests/e2e/test_object_store.py: SeaweedFS, built from its pinned Go module
-# (the first time, several minutes). Under CI a failed install stops here, and that test fails
-# rather than skips.
-if ! bash scripts/install_object_store.sh; then
-  [ "${CDC_REQUIRE_REAL_SERVERS:-}" != 1 ] || { echo "test: the object store is required." >&2; exit 1; }
-  echo "test: without the object store, tests/e2e/test_object_store.py skips." >&2
-fi
 
 echo "== ruff"
 .venv/bin/ruff check .
@@ -24,14 +39,19 @@ echo "== ruff"
 echo "== sqlfluff"
 .venv/bin/sqlfluff lint models tests/dbt --processes 2
 
-echo "== pytest"
-# PostgreSQL and MariaDB for the real-producer test (Debian packages; the test skips without them).
-# Under CI (.ci/run sets CDC_REQUIRE_REAL_SERVERS=1) a failed install stops here, and those
-# tests fail rather than skip.
-if ! bash scripts/install_test_servers.sh; then
+echo "== the installs beside set-up"
+# Under CI (.ci/run sets CDC_REQUIRE_REAL_SERVERS=1) a failed install stops here, and the tests
+# that need it fail rather than skip.
+if ! side_wait object_store; then
+  [ "${CDC_REQUIRE_REAL_SERVERS:-}" != 1 ] || { echo "test: the object store is required." >&2; exit 1; }
+  echo "test: without the object store, tests/e2e/test_object_store.py skips." >&2
+fi
+if ! side_wait test_servers; then
   [ "${CDC_REQUIRE_REAL_SERVERS:-}" != 1 ] || { echo "test: PostgreSQL and MariaDB are required." >&2; exit 1; }
   echo "test: without PostgreSQL and MariaDB, the real-producer tests skip." >&2
 fi
+
+echo "== pytest"
 # Which kind of machine this run had: the suite's time depends on it (docs/testing.md).
 .venv/bin/python benchmarks/machine_speed.py
 .venv/bin/pytest "$@"
