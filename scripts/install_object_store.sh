@@ -37,8 +37,9 @@ source_dir=$("$GO" mod download -json "$MODULE@$VERSION" | sed -n 's/^[[:space:]
 partial=$binary.partial.$$
 trap 'rm -f "$partial"' EXIT
 # Without the compiler's optimizations and inlining (-N -l): the build takes about 0.7 of the CPU
-# (373 against 535 CPU s on 2 cores, docs/testing.md), and the tests' few hundred requests do not
-# notice the slower server. scripts/test.sh runs this beside set-up, at the same priority.
+# (373 against 535 CPU s on 2 cores), and the server's requests in a whole test run cost it 32
+# CPU s instead of 24 (docs/testing.md, "Set-up beside the linters"). scripts/test.sh runs this
+# beside set-up, at the same priority.
 (cd "$source_dir" && GOFLAGS=-mod=readonly "$GO" build -trimpath -gcflags=all='-N -l' -o "$partial" ./weed) ||
   die "go build of $MODULE@$VERSION failed (see above)."
 "$partial" version >/dev/null 2>&1 || die "the built binary does not run: $partial version failed."
