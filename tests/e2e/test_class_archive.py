@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from dbt.adapters.spark_embedded.class_archive import METASTORE, SPARK_DRIVER, archive_path
+from dbt.adapters.spark_embedded.local_files import local_files_jar
 from dbt.adapters.spark_embedded.services import metastore_jar, services_dir
 
 pytestmark = pytest.mark.spark
@@ -31,6 +32,6 @@ def test_the_spark_driver_and_the_metastore_run_with_their_archives(spark, lakeh
     from pyspark import SparkContext
 
     driver = SparkContext._gateway.proc.pid  # spark-submit execs the driver's JVM
-    assert str(made(SPARK_DRIVER)) in mapped(driver)
+    assert str(made(SPARK_DRIVER, local_files_jar())) in mapped(driver)
     service = json.loads((services_dir(lakehouse_dir) / "metastore.json").read_text())
     assert str(made(METASTORE, metastore_jar())) in mapped(int(service["pid"]))

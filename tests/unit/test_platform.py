@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from dbt.adapters.spark_embedded import jars, resolve_jars
+from dbt.adapters.spark_embedded.class_archive import SPARK_DRIVER, archive_path
 from dbt.adapters.spark_embedded.functions import functions_jar
 from dbt.adapters.spark_embedded.impl import is_iceberg_information
 from dbt.adapters.spark_embedded.jars import CACHE_ENV
@@ -17,6 +18,7 @@ from dbt.adapters.spark_embedded.lakehouse import (
     iceberg_jar,
     spark_parameters,
 )
+from dbt.adapters.spark_embedded.local_files import FILE_SYSTEM, LOCAL_FILE_SYSTEM_CLASS, local_files_jar
 
 from python_ingest.bronze import BRONZE_FORMATS, bronze_table
 from python_ingest.profile import ProfileError, load_target, target_spark_parameters
@@ -125,7 +127,8 @@ def test_an_s3a_warehouse_puts_the_s3a_connector_on_the_class_path(
     params = spark_parameters({"spark.sql.warehouse.dir": "s3a://bucket/wh"}, lakehouse_dir=str(tmp_path))
     assert params["spark.sql.warehouse.dir"] == "s3a://bucket/wh"
     assert params["spark.jars"].split(",")[-2:] == connector
-    assert "spark.driver.extraClassPath" not in params  # it would go before pyspark's jars
+    # Not on the driver's class path: it would go before pyspark's jars.
+    assert not set(connector) & set(params["spark.driver.extraClassPath"].split(os.pathsep))
     # A local warehouse (the local target's empty $CDC_LAKEHOUSE_WAREHOUSE) needs none of it.
     params = spark_parameters({"spark.sql.warehouse.dir": ""}, lakehouse_dir=str(tmp_path))
     assert params["spark.sql.warehouse.dir"] == f"{tmp_path}/warehouse"
@@ -220,6 +223,33 @@ def test_the_profiles_codegen_setting_turns_both_kinds_of_generated_code_off(
         params = target_spark_parameters(target, ROOT)
         assert params["spark.sql.codegen.wholeStage"] == "false", target
         assert params["spark.sql.codegen.factoryMode"] == "NO_CODEGEN", target
+
+
+def test_local_spark_writes_through_the_lakehouses_local_file_system_and_a_cluster_through_hadoops(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """A local master's driver gets the jar of LakehouseLocalFileSystem on its class path and
+    that class for `file:`; a cluster's driver gets the jar too (its class archive is made with
+    it there), its executors' file system stays Hadoop's."""
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path / "lake"))
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "file:/tmp/warehouse")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://127.0.0.1:9083")
+    jar = local_files_jar()
+    with zipfile.ZipFile(jar) as archive:
+        assert f"{LOCAL_FILE_SYSTEM_CLASS.replace('.', '/')}.class" in archive.namelist()
+    local, cluster = target_spark_parameters("local", ROOT), target_spark_parameters("cluster", ROOT)
+    assert local[FILE_SYSTEM] == LOCAL_FILE_SYSTEM_CLASS
+    assert FILE_SYSTEM not in cluster
+    for params in (local, cluster):
+        assert params["spark.driver.extraClassPath"] == jar
+        archive = f"-XX:SharedArchiveFile={archive_path(SPARK_DRIVER, jar)}"
+        assert archive in params["spark.driver.extraJavaOptions"].split()
+    # A profile that sets the driver's class path without the jar keeps Hadoop's file system.
+    params = spark_parameters(
+        {"spark.master": "local[2]", "spark.driver.extraClassPath": "/opt/mine.jar"}, str(tmp_path)
+    )
+    assert params["spark.driver.extraClassPath"] == "/opt/mine.jar" and FILE_SYSTEM not in params
 
 
 def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:

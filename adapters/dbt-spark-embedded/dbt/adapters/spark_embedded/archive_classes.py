@@ -28,6 +28,7 @@ from dbt.adapters.spark_embedded.class_archive import (
     archive_path,
 )
 from dbt.adapters.spark_embedded.lakehouse import spark_parameters
+from dbt.adapters.spark_embedded.local_files import local_files_jar
 from dbt.adapters.spark_embedded.python_submissions import active_session
 from dbt.adapters.spark_embedded.services import metastore_jar, services_dir, stop
 
@@ -92,8 +93,12 @@ def _run_session(lakehouse: Path) -> None:
 
 
 def main() -> int:
-    # The metastore's class path beyond pyspark's jars, as metastore_command gives it.
-    wanted = {SPARK_DRIVER: archive_path(SPARK_DRIVER), METASTORE: archive_path(METASTORE, metastore_jar())}
+    # The class paths beyond pyspark's jars: the driver's as lakehouse.spark_parameters gives it,
+    # the metastore's as metastore_command does.
+    wanted = {
+        SPARK_DRIVER: archive_path(SPARK_DRIVER, local_files_jar()),
+        METASTORE: archive_path(METASTORE, metastore_jar()),
+    }
     if any(path is None for path in wanted.values()):
         print("setup: no `java` found: no class archives made", file=sys.stderr)
         return 1

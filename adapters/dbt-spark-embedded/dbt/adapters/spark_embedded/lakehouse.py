@@ -6,8 +6,10 @@ plain values and are derived here instead:
 
 * the Iceberg runtime jar, resolved by Maven coordinate at set-up into the jar
   cache (:mod:`dbt.adapters.spark_embedded.jars`); ``iceberg_jar`` /
-  ``CDC_ICEBERG_JAR`` overrides it; and the jar of the lakehouse's own SQL
-  functions, compiled into that cache (:mod:`dbt.adapters.spark_embedded.functions`);
+  ``CDC_ICEBERG_JAR`` overrides it; the jar of the lakehouse's own SQL
+  functions, compiled into that cache (:mod:`dbt.adapters.spark_embedded.functions`); and the
+  jar of the local file system a Spark in local mode writes through
+  (:mod:`dbt.adapters.spark_embedded.local_files`), on the driver's class path;
 * absolute paths under one lakehouse directory, so that every process (dbt,
   python_ingest, tests) started from anywhere sees the same lakehouse: the
   warehouse, and the lakehouse directory itself (``spark.cdc.lakehouseDir``),
@@ -40,6 +42,7 @@ from collections.abc import Mapping
 from dbt.adapters.spark_embedded.class_archive import SPARK_DRIVER, java_options
 from dbt.adapters.spark_embedded.functions import JavaBuildError, functions_jar
 from dbt.adapters.spark_embedded.jars import JarsNotResolvedError, artifact_jar, object_store_jars
+from dbt.adapters.spark_embedded.local_files import FILE_SYSTEM, LOCAL_FILE_SYSTEM_CLASS, local_files_jar
 from dbt.adapters.spark_embedded.services import (
     JVM_OPTIONS,
     LAKEHOUSE_CONF,
@@ -140,8 +143,9 @@ def object_store_parameters(params: Mapping[str, str]) -> dict[str, str]:
     return {"spark.jars": ",".join([*listed, *(j for j in jars if j not in listed)])}
 
 
-def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
-    """Warehouse and lakehouse settings for a lakehouse directory; the metastore's URI is
+def lakehouse_parameters(lakehouse_dir: str, driver_classpath: str = "") -> dict[str, str]:
+    """Warehouse and lakehouse settings for a lakehouse directory, with `driver_classpath` (the
+    local file system's jar, local_files) on the driver's class path; the metastore's URI is
     added by the session's starter (services.with_services), which starts the service.
     Creates nothing: only `land` creates a lakehouse (check_lakehouse)."""
     root = os.path.abspath(lakehouse_dir)
@@ -153,8 +157,14 @@ def lakehouse_parameters(lakehouse_dir: str) -> dict[str, str]:
         # (services.JVM_OPTIONS), and it loads Spark's classes from set-up's archive
         # (class_archive).
         "spark.driver.extraJavaOptions": " ".join(
-            [f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", *JVM_OPTIONS, *java_options(SPARK_DRIVER)]
+            [
+                f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+                *JVM_OPTIONS,
+                *java_options(SPARK_DRIVER, driver_classpath),
+            ]
         ),
+        # Before pyspark's jars, as the archive was made (archive_classes); one small jar.
+        **({"spark.driver.extraClassPath": driver_classpath} if driver_classpath else {}),
         # A cluster's executors (the cluster target; local mode has none) run the same short
         # queries' code as the driver, each compiling it anew: the same compilers and collector.
         "spark.executor.extraJavaOptions": " ".join(JVM_OPTIONS),
@@ -180,14 +190,20 @@ def spark_parameters(
     params = {str(k): str(v) for k, v in server_side_parameters.items()}
     if not params.get(WAREHOUSE, "").strip():
         params.pop(WAREHOUSE, None)  # the local target's empty $CDC_LAKEHOUSE_WAREHOUSE: the directory's
-    derived = lakehouse_parameters(lakehouse_dir) if lakehouse_dir else {}
-    for key, value in derived.items():
-        params.setdefault(key, value)
-    extra_jars = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
     try:
-        functions = functions_jar()
+        functions, local_files = functions_jar(), local_files_jar()
     except JavaBuildError as exc:
         raise LakehouseConfigError(str(exc)) from exc
+    derived = lakehouse_parameters(lakehouse_dir, local_files) if lakehouse_dir else {}
+    for key, value in derived.items():
+        params.setdefault(key, value)
+    # Spark in local mode (one JVM, the driver's class path) creates its files through the local
+    # file system that sets permissions without a process per file (local_files); a cluster's
+    # executors keep Hadoop's, and so does a driver whose profile set a class path without it.
+    local_master = params.get("spark.master", "").strip().startswith("local")
+    if local_master and local_files in params.get("spark.driver.extraClassPath", "").split(os.pathsep):
+        params.setdefault(FILE_SYSTEM, LOCAL_FILE_SYSTEM_CLASS)
+    extra_jars = [j for j in params.get("spark.jars", "").split(",") if j.strip()]
     for jar_path in (iceberg_jar(jar), functions):
         if jar_path not in extra_jars:
             extra_jars.append(jar_path)

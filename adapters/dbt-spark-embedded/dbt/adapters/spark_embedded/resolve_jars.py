@@ -26,6 +26,7 @@ from dbt.adapters.spark_embedded.jars import (
     cache_dir,
     resolve,
 )
+from dbt.adapters.spark_embedded.local_files import local_files_jar
 from dbt.adapters.spark_embedded.services import ServiceError, metastore_jar
 
 
@@ -48,10 +49,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         (cache_dir() / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         print(f"setup: resolved {coordinate} into {cache_dir()} ({len(manifest[coordinate])} jar(s))")
-    # The lakehouse's own SQL functions and metastore service, compiled from the adapter's Java
-    # sources (once per version).
+    # The lakehouse's own SQL functions, local file system and metastore service, compiled from
+    # the adapter's Java sources (once per version).
     try:
         functions_jar()
+        local_files_jar()
         metastore_jar()
     except (JavaBuildError, ServiceError) as exc:
         print(f"setup: {exc}", file=sys.stderr)

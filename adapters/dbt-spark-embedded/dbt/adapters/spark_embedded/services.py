@@ -598,7 +598,9 @@ def start_sql_endpoint(
             raise ServiceError(f"the SQL endpoint cannot start: {exc}") from exc
         classpath = [jar for jar in params.get("spark.jars", "").split(",") if jar]
         ahead = [jar for jar in classpath if jar not in after_spark]
-        params["spark.driver.extraClassPath"] = os.pathsep.join([*ahead, llap])
+        # The target's own entries first: the local file system's jar (lakehouse.spark_parameters).
+        given = [jar for jar in params.get("spark.driver.extraClassPath", "").split(os.pathsep) if jar]
+        params["spark.driver.extraClassPath"] = os.pathsep.join([*given, *ahead, llap])
         submit = Path(spark_jars_dir()).parent / "bin" / "spark-submit"
         command = [str(submit), "--class", THRIFT_SERVER_CLASS]
         for key, value in params.items():
