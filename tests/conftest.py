@@ -166,7 +166,10 @@ def dbt(spark) -> Callable[..., object]:
     A `build` leaves the dbt unit tests out unless asked for them (`unit_tests=True`, which sets
     CDC_DBT_UNIT_TESTS=true for the command, as dbt_project.yml enables them): they check SQL
     against fixed inputs, so one run per suite (tests/e2e/test_dbt_project.py) is enough, and
-    each costs a Spark query per build."""
+    each costs a Spark query per build. Otherwise the variable is unset for the command, as for
+    the suite's other in-process dbt (the pipeline's runner, test_dbt_project.py's callbacks):
+    dbt re-parses the whole project whenever an environment variable that dbt_project.yml reads
+    changes between two invocations, and unset and `false` count as different."""
     from dbt.cli.main import dbtRunner
 
     def run(*args: str, expect_success: bool = True, unit_tests: bool = False):
@@ -179,7 +182,10 @@ def dbt(spark) -> Callable[..., object]:
         if args and args[0] == "build" and not unit_tests and not resource_types.intersection(args):
             args = (*args, "--exclude-resource-type", "unit_test")
         previous = os.environ.get(UNIT_TESTS_ENV)
-        os.environ[UNIT_TESTS_ENV] = "true" if unit_tests else "false"
+        if unit_tests:
+            os.environ[UNIT_TESTS_ENV] = "true"
+        else:
+            os.environ.pop(UNIT_TESTS_ENV, None)
         try:
             result = dbtRunner().invoke([*args, *project, "--profiles-dir", str(ROOT), "--quiet"])
         finally:
