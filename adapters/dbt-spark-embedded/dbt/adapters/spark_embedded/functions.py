@@ -46,7 +46,7 @@ def _sources() -> list[Path]:
 
 def functions_jar() -> str:
     """The path of the functions' jar for the current sources, built first if it is missing."""
-    return java_jar(_sources(), "functions", _classpath())
+    return java_jar(_sources(), "functions", pyspark_classpath(COMPILE_AGAINST))
 
 
 def java_jar(sources: list[Path], name: str, classpath: str) -> str:
@@ -73,9 +73,10 @@ def _javac() -> str:
     return found
 
 
-def _classpath() -> str:
+def pyspark_classpath(patterns: tuple[str, ...]) -> str:
+    """The newest of pyspark's jars matching each pattern, as a class path to compile against."""
     jars = []
-    for pattern in COMPILE_AGAINST:
+    for pattern in patterns:
         found = sorted(spark_jars_dir().glob(pattern))
         if not found:
             raise JavaBuildError(f"pyspark's jars ({spark_jars_dir()}) have no {pattern}.")

@@ -19,19 +19,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbt.adapters.spark_embedded.functions import JavaBuildError, java_jar
-from dbt.adapters.spark_embedded.jars import spark_jars_dir
+from dbt.adapters.spark_embedded.functions import java_jar, pyspark_classpath
 from dbt.include import spark_embedded as include_package
 
 SOURCES = Path(include_package.PACKAGE_PATH) / "filesystem"
 FILE_SYSTEM = "spark.hadoop.fs.file.impl"  # Hadoop's class for the file: scheme
 LOCAL_FILE_SYSTEM_CLASS = "cdc.lakehouse.filesystem.LakehouseLocalFileSystem"
+COMPILE_AGAINST = ("hadoop-client-api-*.jar",)  # pyspark's Hadoop
 
 
 def local_files_jar() -> str:
     """The path of the local file system's jar for the current sources, built first if it is
     missing."""
-    hadoop = sorted(spark_jars_dir().glob("hadoop-client-api-*.jar"))
-    if not hadoop:
-        raise JavaBuildError(f"pyspark's jars ({spark_jars_dir()}) have no hadoop-client-api-*.jar.")
-    return java_jar(sorted(SOURCES.glob("*.java")), "filesystem", str(hadoop[-1]))
+    return java_jar(sorted(SOURCES.glob("*.java")), "filesystem", pyspark_classpath(COMPILE_AGAINST))
