@@ -11,7 +11,11 @@
     models): rows with `staged_at` at or after the scope's start;
   - another Iceberg table (silver.cdc_changes, gold.cdc_history, the bronze
     tables): rows in the data files committed since the scope's start (for
-    bronze: the files the build's staging read);
+    bronze: the files the build's staging read). Iceberg does not skip files
+    on `_file`, so a model names a column whose values in those files bound
+    them below (config `test_scope_bound`: gold.cdc_history's written_at,
+    silver.cdc_changes' ingested_at; bronze's ingested_at), and Iceberg skips
+    the older files by their column statistics;
   - a view or a seed: every row when a table under it changed since the
     scope's start, none otherwise.
   A grain test (grain, unique, unique_combination_of_columns) on a model
@@ -139,7 +143,7 @@
         {%- endif -%}
         {%- set scope = 'staged_at >= ' ~ timestamp_literal(since) if since is not none else 'false' -%}
     {%- elif node.config.materialized == 'incremental' -%}
-        {%- set scope = iceberg_files_since(relation, start) -%}
+        {%- set scope = iceberg_files_since(relation, start, node.config.get('test_scope_bound')) -%}
     {%- elif key and node.resource_type == 'model' and node.config.materialized == 'view' -%}
         {#- A grain test of a view: the rows whose key is in a scoped row of a table under it. -#}
         {{ return(view_keys_in_scope(node, key)) }}
@@ -205,11 +209,12 @@
 {%- endmacro %}
 
 
-{% macro iceberg_files_since(relation, start) -%}
+{% macro iceberg_files_since(relation, start, bound_column=none) -%}
     {#-
       The rows of the Iceberg table `relation` in data files committed since
       `start` (text; none: since its newest snapshot but one, i.e. its last
       commit), as SQL on its columns: `false` when there is no such file.
+      `bound_column`: as for iceberg_files_after.
     -#}
     {%- set before = ('timestamp < ' ~ timestamp_literal(start)) if start is not none
         else ('timestamp < (select max(committed_at) from ' ~ relation ~ ".snapshots where operation <> 'replace')") -%}
@@ -217,7 +222,7 @@
         'select coalesce(max_by(latest_sequence_number, timestamp), -1) from ' ~ relation ~ '.metadata_log_entries where ' ~ before
     ) -%}
     {#- No metadata before: the table was created since, so every row is in. -#}
-    {{ return(iceberg_files_after(relation, after_sequence | int) if after_sequence | int >= 0 else none) }}
+    {{ return(iceberg_files_after(relation, after_sequence | int, bound_column) if after_sequence | int >= 0 else none) }}
 {%- endmacro %}
 
 

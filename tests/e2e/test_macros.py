@@ -686,12 +686,18 @@ def scoped_ids(spark, condition: str) -> list[int]:
     return sorted(r.id for r in spark.sql(f"select id from {SCOPED} where {condition}").collect())
 
 
-def model_node(materialized: str, columns: list[str], unique_key: str | None = None) -> dict:
+def model_node(
+    materialized: str, columns: list[str], unique_key: str | None = None, test_scope_bound: str | None = None
+) -> dict:
     """What cdc_test_scope_condition reads of a graph node."""
     return {
         "unique_id": f"model.cdc_lakehouse.{SCOPED}",
         "resource_type": "model",
-        "config": {"materialized": materialized, "unique_key": unique_key},
+        "config": {
+            "materialized": materialized,
+            "unique_key": unique_key,
+            "test_scope_bound": test_scope_bound,
+        },
         "columns": {c: {"name": c} for c in columns},
     }
 
@@ -727,6 +733,31 @@ def test_cdc_test_scope_condition_reads_what_the_last_build_added(spark, dbt, sc
     assert scope_condition(dbt, seed) == "None"
     # Whole tables when asked.
     assert scope_condition(dbt, staged, None, "--vars", "{cdc_test_scope: all}") == "None"
+
+
+def test_cdc_test_scope_condition_bounds_the_new_files_by_a_column(spark, dbt, scratch) -> None:
+    """Without staged_at, the rows of the last commit's files; with the model's
+    `test_scope_bound`, bounded below by that column's smallest value in those files, which
+    Iceberg can skip the older files on (it cannot on `_file`). A null in a new file is kept."""
+    spark.sql(f"create or replace table {SCOPED} (id int, k string, written_at timestamp) using iceberg")
+    spark.sql(
+        f"insert into {SCOPED} values "
+        "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b', timestamp'2026-01-01 00:00:00')"
+    )
+    spark.sql(f"insert into {SCOPED} values (3, 'a', timestamp'2026-01-02 00:00:00'), (4, 'c', null)")
+    columns = ["id", "k", "written_at"]
+    bounded = model_node("incremental", columns, unique_key="id", test_scope_bound="written_at")
+    condition = scope_condition(dbt, bounded)
+    assert condition.startswith("(written_at >= timestamp'2026-01-02 00:00:00' or written_at is null) and ")
+    assert "_file in (select data_file.file_path" in condition
+    assert scoped_ids(spark, condition) == [3, 4]
+    # The bound reaches Iceberg's scan, which skips the first insert's file by its statistics.
+    plan = spark.sql(f"explain select id from {SCOPED} where {condition}").first()[0]
+    scans = [line for line in plan.splitlines() if "BatchScan" in line and "entries" not in line]
+    [scan] = [line for line in scans if ".scoped" in line]
+    assert "written_at" in scan, scan
+    # A grain test on another key than the merge key: also the older row sharing key `a`.
+    assert scoped_ids(spark, scope_condition(dbt, bounded, ["k"])) == [1, 3, 4]
 
 
 def test_keys_in_scope_selects_the_rows_sharing_a_key_with_a_row_in_scope(spark, dbt, scratch) -> None:

@@ -5,6 +5,7 @@
         merge_keep_existing=true,
         unique_key='change_id',
         on_schema_change='fail',
+        test_scope_bound='ingested_at',
         post_hook="{{ record_read_positions(producer_refs('int_{}__changes')) }}",
     )
 }}
@@ -18,7 +19,10 @@
   (`cdc.read.<branch>`, see new_rows_of), so the contract's columns stay
   exactly as specified (no processing time here). Every branch inserts each
   row once and never updates it, and a row that reaches this model again
-  (after a branch's --full-refresh) is not inserted twice.
+  (after a branch's --full-refresh) is not inserted twice. So the rows a
+  build commits were landed after those of earlier builds, as a rule:
+  `ingested_at` bounds the build's files below, and its data tests read
+  them without the older files (config test_scope_bound, macro test_scope_of).
 -#}
 
 {#- One branch per producer of the registry, as in the post-hook (which renders apart from this body). -#}
