@@ -8,6 +8,7 @@
         merge_replace_by='key_hash',
         merge_replace_from='version_number',
         on_schema_change='fail',
+        test_scope_bound='written_at',
         pre_hook="set spark.sql.analyzer.maxIterations = 1000",
         post_hook=[
             "{{ record_read_positions([ref('cdc_changes')]) }}",
@@ -741,7 +742,10 @@ final as (
         sequence,
         source_format,
         transaction_id,
-        ingested_at
+        ingested_at,
+        -- When a build last wrote this row: the build's data tests read the files it wrote, and
+        -- this bounds them below so that Iceberg skips the older files (test_scope_bound above).
+        current_timestamp() as written_at
     from closed
 )
 

@@ -145,14 +145,16 @@ def run_watched(
 
 
 def normalized(rows: list[dict]) -> list[str]:
-    """The rows as sorted JSON texts, without `ingested_at`: each lakehouse landed the messages
-    at its own time."""
+    """The rows as sorted JSON texts, without `ingested_at` and `written_at`: each lakehouse
+    landed and built the messages at its own time."""
     return sorted(
-        json.dumps({k: v for k, v in row.items() if k != "ingested_at"}, sort_keys=True, default=str)
+        json.dumps({k: v for k, v in row.items() if k not in TIMES_OF_OWN}, sort_keys=True, default=str)
         for row in rows
     )
 
 
+# Columns each lakehouse sets at its own time (landing, build), left out of the comparisons.
+TIMES_OF_OWN = frozenset(("ingested_at", "written_at"))
 WORKERS = 2
 BUCKET_PREFIX = "cluster"  # the cluster's warehouse: s3a://<bucket>/cluster
 
