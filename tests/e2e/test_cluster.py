@@ -144,6 +144,10 @@ def run_watched(
     return output
 
 
+# Columns each lakehouse sets at its own time (landing, build), left out of the comparisons.
+TIMES_OF_OWN = frozenset(("ingested_at", "written_at"))
+
+
 def normalized(rows: list[dict]) -> list[str]:
     """The rows as sorted JSON texts, without `ingested_at` and `written_at`: each lakehouse
     landed and built the messages at its own time."""
@@ -153,8 +157,6 @@ def normalized(rows: list[dict]) -> list[str]:
     )
 
 
-# Columns each lakehouse sets at its own time (landing, build), left out of the comparisons.
-TIMES_OF_OWN = frozenset(("ingested_at", "written_at"))
 WORKERS = 2
 BUCKET_PREFIX = "cluster"  # the cluster's warehouse: s3a://<bucket>/cluster
 
