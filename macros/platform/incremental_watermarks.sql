@@ -161,3 +161,67 @@
     {%- endif -%}
     {{ return((alias ~ '.' if alias else '') ~ column ~ ' > ' ~ (since if since is not none else last_staged_at())) }}
 {%- endmacro %}
+
+
+{% macro new_or_held(relation, new_rows, held_ids, held_since, id_column='message_id', bound_column='ingested_at') -%}
+    {#-
+      A query of the rows of `relation` that are new (`new_rows`, SQL on its
+      columns, e.g. from staged_after) or of an id the model holds back to
+      decide again (`held_ids`, a query of one column), in a form Iceberg can
+      skip files on. `held_since` is the smallest `bound_column` of the held
+      ids (text, as from query_scalar), which their rows in `relation` share;
+      none when nothing is held, and then the query reads the new rows alone.
+      Otherwise the held rows are a second branch, bounded by `held_since`:
+      one condition that ORs the new rows with the subquery would read every
+      file, as Spark hands no condition with a subquery to the scan (and
+      folds `(a or b) and (a or c)` into `a or (b and c)`).
+    -#}
+    {%- set query = 'select * from ' ~ relation ~ ' where ' ~ new_rows -%}
+    {%- if held_since is none -%}
+        {{ return(query) }}
+    {%- endif -%}
+    {{ return(
+        query ~ ' union all select * from ' ~ relation ~ ' where not (' ~ new_rows ~ ') and '
+        ~ bound_column ~ ' >= ' ~ timestamp_literal(held_since) ~ ' and ' ~ id_column ~ ' in (' ~ held_ids ~ ')'
+    ) }}
+{%- endmacro %}
+
+
+{% macro bound_merge_target(column, since) -%}
+    {#-
+      Called by an incremental model's SQL: every row of its table that its
+      run's rows merge with has `column` at or after `since` (text, as from
+      query_scalar; none: no bound). The adapter's merge (the plugin's
+      spark_embedded__get_merge_sql) adds `dbt_internal_dest.<column> >=
+      <since>` to the merge's condition, a condition on the target alone,
+      so Iceberg skips the target's files below it instead of reading the
+      whole table. Renders nothing.
+    -#}
+    {%- if execute and is_incremental() and since is not none -%}
+        {%- do adapter.node_memo(
+            invocation_id ~ ':' ~ model.unique_id ~ ':merge_target_bound',
+            'dbt_internal_dest.' ~ column ~ ' >= ' ~ timestamp_literal(since)
+        ) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro bound_merge_by_landing(rows) -%}
+    {#-
+      For a model whose table holds each message's rows with the message's
+      ingested_at and whose run merges only rows of the messages that the
+      query `rows` returns (with their ingested_at; it may return more):
+      the landing time of the earliest of them, as text, after remembering
+      it as the merge's bound (bound_merge_target). A message reaches such a
+      model again only as its first landed copy, with the same ingested_at,
+      so the table's rows the merge matches are no older. '9999-12-31
+      23:59:59' when `rows` returns none; none outside an incremental build.
+    -#}
+    {%- if not (execute and is_incremental()) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set earliest = query_scalar('select cast(min(ingested_at) as string) from (' ~ rows ~ ') as merged')
+        or '9999-12-31 23:59:59' -%}
+    {%- do bound_merge_target('ingested_at', earliest) -%}
+    {{ return(earliest) }}
+{%- endmacro %}

@@ -22,6 +22,13 @@ def unique_combination_sql(dbt, relation: str, columns: list[str]) -> str:
     return compile_inline(dbt, "{{ " + call + " }}")
 
 
+def scan_filters(scan: str) -> str:
+    """The filters Spark handed to an Iceberg scan, from its line of `explain`."""
+    found = re.search(r"\[filters=(.*?), groupedBy=", scan)
+    assert found, scan
+    return found.group(1)
+
+
 def compile_inline(dbt, sql: str, *args: str) -> str:
     result = dbt("compile", "--inline", sql, *args)
     return result.result.results[0].node.compiled_code.strip()
@@ -145,6 +152,40 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     assert (is_empty(last), is_empty(first), is_empty(-1)) == ("True", "False", "False")
 
 
+def test_new_or_held_reads_new_and_held_rows_with_bounds_iceberg_can_skip_files_on(
+    spark, dbt, scratch
+) -> None:
+    """New rows, and with something held the held ids' rows too, in a branch bounded by the
+    oldest held row's landing time: each branch's bound reaches Iceberg's scan."""
+    upstream = f"{scratch}.held_upstream"
+    columns = "message_id string, ingested_at timestamp, staged_at timestamp"
+    spark.sql(f"create or replace table {upstream} ({columns}) using iceberg")
+    for day, ids in (("01", "ab"), ("02", "cd"), ("03", "e")):
+        at = f"timestamp'2026-01-{day} 00:00:00'"
+        spark.sql(f"insert into {upstream} values " + ", ".join(f"('{i}', {at}, {at})" for i in ids))
+    new_rows = "staged_at > timestamp'2026-01-02 12:00:00'"
+    held_ids = "select held.id from values ('c'), ('e') as held (id)"
+
+    def query(held_since: str) -> str:
+        call = f'new_or_held(\'{upstream}\', "{new_rows}", "{held_ids}", {held_since})'
+        return compile_inline(dbt, "{{ " + call + " }}")
+
+    def ids(sql: str) -> list[str]:
+        return sorted(r.message_id for r in spark.sql(sql).collect())
+
+    assert query("none") == f"select * from {upstream} where {new_rows}"
+    assert ids(query("none")) == ["e"]
+    held = query("'2026-01-02 00:00:00'")
+    assert ids(held) == ["c", "e"]  # e once: new, and held too
+    # Each branch's bounds reach Iceberg's scan, which skips the older files by their statistics.
+    plan = spark.sql(f"explain {held}").first()[0]
+    scans = [line for line in plan.splitlines() if "BatchScan" in line and ".held_upstream" in line]
+    assert [sorted(c for c in ("staged_at", "ingested_at") if c in scan_filters(s)) for s in scans] == [
+        ["staged_at"],
+        ["ingested_at", "staged_at"],
+    ], plan
+
+
 def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, scratch) -> None:
     spark.sql(
         f"create or replace table {scratch}.held using iceberg as "
@@ -164,6 +205,43 @@ def test_merge_new_keys_inserts_new_keys_and_leaves_held_rows_alone(spark, dbt, 
         (2, "y", "new"),
         (3, "x", "new"),
     ]
+
+
+def test_a_merge_target_bound_joins_the_merge_condition_and_reaches_the_target_scan(
+    spark, dbt, scratch
+) -> None:
+    """What a model's SQL remembers with bound_merge_target (in node_memo, for its node and the
+    invocation) is added to its merges' condition: the target's files below it are skipped, and
+    a row matching a target row above it is still not inserted again."""
+    spark.sql(
+        f"create or replace table {scratch}.bounded (id int, landed timestamp, label string) using iceberg"
+    )
+    spark.sql(f"insert into {scratch}.bounded values (1, timestamp'2026-01-01 00:00:00', 'first')")
+    spark.sql(f"insert into {scratch}.bounded values (2, timestamp'2026-01-02 00:00:00', 'first')")
+    spark.sql(
+        f"create or replace table {scratch}.arriving_bounded using iceberg as select * from values "
+        "(2, timestamp'2026-01-02 00:00:00', 'again'), (3, timestamp'2026-01-03 00:00:00', 'new') "
+        "as t(id, landed, label)"
+    )
+    bound = "dbt_internal_dest.landed >= timestamp'2026-01-02 00:00:00'"
+    remember = (
+        "{% do adapter.node_memo(invocation_id ~ ':' ~ model.unique_id ~ ':merge_target_bound', \""
+        + bound
+        + '") %}'
+    )
+    call = f"merge_new_keys('{scratch}.bounded', '{scratch}.arriving_bounded', 'id')"
+    merge = compile_inline(dbt, remember + "{{ " + call + " }}")
+    assert f"on dbt_internal_source.id = dbt_internal_dest.id and {bound}" in " ".join(merge.split())
+    spark.sql(merge)
+    rows = spark.sql(f"select id, label from {scratch}.bounded order by id").collect()
+    assert [tuple(r) for r in rows] == [(1, "first"), (2, "first"), (3, "new")]
+    # The bound reaches Iceberg's scan of the target (the anti join's side), as a filter.
+    plan = spark.sql("explain " + merge).first()[0]
+    scans = [line for line in plan.splitlines() if "BatchScan" in line and ".bounded" in line]
+    assert scans and all("landed" in scan_filters(line) for line in scans), plan
+    # Outside an incremental build (here: an inline compile), the model's SQL bounds nothing.
+    unbounded = "{% do bound_merge_target('landed', '2026-01-02 00:00:00') %}{{ merge_target_bound() }}"
+    assert compile_inline(dbt, unbounded) in ("", "None")
 
 
 def test_previous_key_hash_is_the_key_hash_of_the_key_columns_of_a_before_image(spark, dbt) -> None:

@@ -31,7 +31,9 @@
     {%- set replace_by = config.get('merge_replace_by') -%}
     {%- set replace_from = config.get('merge_replace_from') -%}
     {%- if not replace_by -%}
-        {{ return(spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates)) }}
+        {%- set target_bound = merge_target_bound() -%}
+        {%- set predicates = (incremental_predicates or []) + ([target_bound] if target_bound else []) -%}
+        {{ return(spark__get_merge_sql(target, source, unique_key, dest_columns, predicates or none)) }}
     {%- endif -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set target_columns = adapter.get_columns_in_relation(target) -%}
@@ -96,10 +98,24 @@
   the model again (say, after an upstream full refresh) is not duplicated.
 -#}
 {% macro merge_new_keys(target, source, unique_key) -%}
+    {%- set target_bound = merge_target_bound() -%}
     merge into {{ target }} as dbt_internal_dest
     using {{ source }} as dbt_internal_source
         on {{ key_condition(unique_key, 'dbt_internal_source', 'dbt_internal_dest') }}
+        {%- if target_bound %} and {{ target_bound }}{% endif %}
     when not matched then insert *
+{%- endmacro %}
+
+
+{#-
+  A condition on the target's rows that the model's SQL found while compiling
+  (the project's macro bound_merge_target, kept in node_memo for this
+  invocation and node), or none: every target row that the run's rows match
+  meets it, so it joins the merge condition, and Spark hands it to Iceberg's
+  scan of the target, which skips the files that cannot match.
+-#}
+{% macro merge_target_bound() -%}
+    {{ return(adapter.node_memo(invocation_id ~ ':' ~ model.unique_id ~ ':merge_target_bound')) }}
 {%- endmacro %}
 
 
