@@ -38,13 +38,42 @@ touched as (
 {%- endmacro %}
 
 
-{% macro only_touched(alias, key='message_id', touched='touched') -%}
+{% macro touched_landed_since(messages, since, revisited) -%}
+    {#-
+      On an incremental run, when the earliest message that touched_messages
+      (without `members`) selects was landed: the smallest ingested_at of
+      the rows of `messages` and `revisited` staged since `since`, as text
+      (one query, which Iceberg answers from the files staged since);
+      '9999-12-31 23:59:59' when there is none. None on a full build. Every
+      row of a touched message, in `messages` and in the models after it,
+      carries that message's ingested_at, so only_touched can bound its
+      reads by it and Iceberg skips the older files.
+    -#}
+    {%- if not is_incremental() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set earliest = query_scalar(
+        'select cast(min(ingested_at) as string) from ('
+        ~ 'select ingested_at from ' ~ messages ~ ' where ' ~ staged_after(messages, since)
+        ~ ' union all select ingested_at from ' ~ revisited ~ ' where ' ~ staged_after(revisited, since) ~ ')'
+    ) -%}
+    {{ return(earliest or '9999-12-31 23:59:59') }}
+{%- endmacro %}
+
+
+{% macro only_touched(alias, key='message_id', touched='touched', landed_since=none) -%}
     {#-
       On an incremental run, a join keeping the rows of `alias` whose `key`
-      is in the CTE `touched`; nothing on a full build.
+      is in the CTE `touched`, and with `landed_since` (from
+      touched_landed_since) whose ingested_at is not older: a condition on
+      `alias` alone, which Spark hands to the scan, so Iceberg skips the
+      files landed before. Nothing on a full build.
     -#}
     {%- if is_incremental() -%}
         left semi join {{ touched }} on {{ alias }}.{{ key }} = {{ touched }}.{{ key }}
+        {%- if landed_since is not none %}
+            and {{ alias }}.ingested_at >= {{ timestamp_literal(landed_since) }}
+        {%- endif -%}
     {%- endif -%}
 {%- endmacro %}
 

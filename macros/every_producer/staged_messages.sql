@@ -13,6 +13,9 @@
       idle (the adapter's idle_models.sql): a build that brought only other
       producers' messages commits nothing to it, so the producer's models
       downstream stay idle too instead of merging nothing.
+      The model's merge on message_id reads only its rows landed no earlier
+      than the earliest new message (bound_merge_target): a message reaches
+      it again only as the same first landed copy, with the same ingested_at.
     -#}
     {%- set bronze = ref('stg_landed__messages') -%}
     {%- set of_format = "source_format = '" ~ source_format ~ "'" -%}
@@ -20,6 +23,8 @@
     {%- if execute and is_new == 'false' and is_incremental()
         and upstream_tables(model.unique_id) == [bronze.schema ~ '.' ~ bronze.identifier] -%}
         {%- do set_model_idle(true) -%}
+    {%- else -%}
+        {%- do bound_merge_by_landing('select ingested_at from ' ~ bronze ~ ' where ' ~ of_format ~ ' and ' ~ is_new) -%}
     {%- endif -%}
     select
         {{ columns | join(',\n        ') }}

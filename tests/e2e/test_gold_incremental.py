@@ -292,6 +292,16 @@ def test_a_build_with_nothing_new_tells_spark_so(runs) -> None:
     for model in ("stg_ces__messages", "stg_debezium__messages", "int_ces__changes", "int_dataworks__events"):
         assert "staged_at >" not in compiled[model] and "false" in compiled[model], model
     assert "where false" in compiled["cdc_history"]
+    # The outcome models' reads of touched messages are bounded by the landing time of the
+    # earliest one (macro touched_landed_since): with none touched, the end of time.
+    for model in (
+        "int_canal__message_outcomes",
+        "int_goldengate__message_outcomes",
+        "int_qlik__message_outcomes",
+    ):
+        assert ".ingested_at >= timestamp'9999-12-31 23:59:59'" in compiled[model], model
+    # No Debezium message is pending: its outcomes read the new rows alone (macro new_or_held).
+    assert "still_pending" not in compiled["int_debezium__message_outcomes"]
 
 
 def test_ignored_columns_update_the_current_version_in_place(spark, runs) -> None:

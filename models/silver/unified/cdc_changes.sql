@@ -23,15 +23,33 @@
   build commits were landed after those of earlier builds, as a rule:
   `ingested_at` bounds the build's files below, and its data tests read
   them without the older files (config test_scope_bound, macro test_scope_of).
+  It bounds the merge's lookup of the keys it holds too (macro
+  bound_merge_by_landing): a change reaches this model again only from its
+  first landed copy, never landed before the row it repeats, so a row it
+  matches was landed no earlier than the earliest new row.
 -#}
 
 {#- One branch per producer of the registry, as in the post-hook (which renders apart from this body). -#}
 {%- set producer_changes = producer_refs('int_{}__changes') %}
+{%- set new_rows = {} %}
+{%- for changes in producer_changes %}
+    {%- do new_rows.update({changes.identifier: new_rows_of(changes, 'staged_at').sql}) %}
+{%- endfor %}
 {%- set change_columns = [
     'change_id', 'source_format', 'source_connector', 'source_database', 'source_schema', 'source_table',
     'table_id', 'operation', 'commit_ts', 'sequence', 'transaction_id', 'primary_key', 'before', 'after',
     'changed_columns', 'ingested_at',
 ] %}
+
+{%- set applied = 'quarantine_reason is null and not is_duplicate' %}
+{%- if is_incremental() %}
+    {#- The earliest new row's landing time bounds the merge's read of this table. -#}
+    {%- set branches = [] %}
+    {%- for rows in new_rows.values() %}
+        {%- do branches.append('select ingested_at from (' ~ rows ~ ') as new_rows where ' ~ applied) %}
+    {%- endfor %}
+    {%- do bound_merge_by_landing(branches | join(' union all ')) %}
+{%- endif %}
 
 with
 
@@ -39,8 +57,8 @@ with
     {{ changes.identifier }} as (
         select
             {{ change_columns | join(',\n            ') }}
-        from ({{ new_rows_of(changes, 'staged_at').sql }}) as new_rows
-        where quarantine_reason is null and not is_duplicate
+        from ({{ new_rows[changes.identifier] }}) as new_rows
+        where {{ applied }}
     ),
 
 {% endfor -%}

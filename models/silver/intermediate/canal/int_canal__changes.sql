@@ -10,18 +10,20 @@
   message's place (`es`, partition, offset) then the row's index in `data`.
   A redelivered copy of a message (same fingerprint) gives the same
   change_ids, and only its first landed copy is applied. Incremental: a run
-  takes the messages staged since its last run.
+  takes the messages staged since its last run; its merge reads only this
+  table's rows landed since the earliest of them (bound_merge_by_landing).
 -#}
+
+{%- set new_messages = "quarantine_reason is null and (message_kind = 'row' or operation_code = 'TRUNCATE') and "
+    ~ staged_after(ref('stg_canal__messages'), last_staged_at()) %}
+{%- do bound_merge_by_landing('select ingested_at from ' ~ ref('stg_canal__messages') ~ ' where ' ~ new_messages) %}
 
 with
 
 messages as (
     select *
     from {{ ref('stg_canal__messages') }}
-    where
-        quarantine_reason is null
-        and (message_kind = 'row' or operation_code = 'TRUNCATE')
-        and {{ staged_after(ref('stg_canal__messages'), last_staged_at()) }}
+    where {{ new_messages }}
 ),
 
 declared_keys as (

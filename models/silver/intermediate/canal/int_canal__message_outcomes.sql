@@ -6,9 +6,15 @@
   control (DDL other than TRUNCATE: kept in silver.cdc_schema_changes) or
   quarantined, with the reason. Incremental: a run decides the messages
   staged since its last run, reading the changes of those messages only.
+  Both reads, and the merge's read of this table, are bounded by the
+  landing time of the earliest message they decide (macros
+  touched_landed_since, bound_merge_target), so Iceberg skips the files
+  landed before.
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set landed_since = touched_landed_since(ref('stg_canal__messages'), since, ref('int_canal__changes')) %}
+{%- do bound_merge_target('ingested_at', landed_since) %}
 
 {%- set ddl_detail -%}
     concat({{ shown("messages.operation_code") }}, ' (DDL), kept in silver.cdc_schema_changes.')
@@ -28,7 +34,7 @@ with
 messages as (
     select messages.*
     from {{ ref('stg_canal__messages') }} as messages
-    {{ only_touched('messages') }}
+    {{ only_touched('messages', landed_since=landed_since) }}
 ),
 
 changes as (
@@ -39,7 +45,7 @@ changes as (
         bool_and(canal_changes.is_duplicate) as is_duplicate,
         max(canal_changes.quarantine_reason) as quarantine_reason
     from {{ ref('int_canal__changes') }} as canal_changes
-    {{ only_touched('canal_changes') }}
+    {{ only_touched('canal_changes', landed_since=landed_since) }}
     group by canal_changes.message_id
 ),
 

@@ -6,7 +6,15 @@
   source + id) or repeats a segment already received. Incremental: a run
   takes the messages staged since its last run and compares them with the
   segments already held, so a copy arriving runs later is still a duplicate.
+  Its lookups of those messages in this table, and its merge, read only the
+  rows landed since the earliest of them (bound_merge_by_landing).
 -#}
+
+{%- set since = last_staged_at() if is_incremental() else none %}
+{%- set landed_since = bound_merge_by_landing(
+    'select ingested_at from ' ~ ref('stg_ces__messages') ~ ' where quarantine_reason is null and '
+    ~ staged_after(ref('stg_ces__messages'), since)
+) if is_incremental() else none %}
 
 with
 
@@ -15,12 +23,15 @@ usable as (
     from {{ ref('stg_ces__messages') }} as messages
     {% if is_incremental() -%}
         {#- A message restaged upstream is not a copy of itself. -#}
-        left anti join {{ this }} as held on messages.message_id = held.message_id
+        left anti join {{ this }} as held
+            on
+                messages.message_id = held.message_id
+                and held.ingested_at >= {{ timestamp_literal(landed_since) }}
     {%- endif %}
     where
         messages.quarantine_reason is null
         {% if is_incremental() -%}
-            and {{ staged_after(ref('stg_ces__messages'), last_staged_at(), 'messages') }}
+            and {{ staged_after(ref('stg_ces__messages'), since, 'messages') }}
         {%- endif %}
 ),
 

@@ -11,9 +11,25 @@
   Incremental: a run decides the messages staged since its last run, and the
   pending ones again. Their decoded changes were staged after them, so it
   reads only the changes staged since then, and those of the pending ones.
+  Both reads are bounded so that Iceberg skips the older files: by staged_at,
+  and, while some message is pending, by the landing time of the oldest
+  pending one (its rows upstream carry the same ingested_at). The merge's
+  read of this table is bounded by the landing time of the earliest message
+  it decides (macro bound_merge_target).
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set oldest_pending = none %}
+{%- if is_incremental() and not model_is_idle() %}
+    {%- set oldest_pending = query_scalar(
+        "select cast(min(ingested_at) as string) from " ~ this ~ " where outcome = 'pending'"
+    ) %}
+{%- endif %}
+{%- set pending_ids = 'select still_pending.message_id from still_pending' %}
+{#- The merge meets this table's rows of the new messages and of the pending ones. -#}
+{%- set landed_since = touched_landed_since(ref('stg_debezium__messages'), since, ref('int_debezium__changes')) %}
+{%- set decided_since = [landed_since, oldest_pending] | reject('none') | min if landed_since else none %}
+{%- do bound_merge_target('ingested_at', decided_since) %}
 
 {%- set tombstone_detail -%}
     concat(
@@ -56,7 +72,7 @@
 
 with
 
-{% if is_incremental() -%}
+{% if oldest_pending is not none -%}
     still_pending as (
         select message_id from {{ this }}
         where outcome = 'pending'
@@ -64,23 +80,15 @@ with
 {%- endif %}
 
 messages as (
-    select *
-    from {{ ref('stg_debezium__messages') }}
-    where
-        {{ staged_after(ref('stg_debezium__messages'), since) }}
-        {% if is_incremental() -%}
-            or message_id in (select still_pending.message_id from still_pending)
-        {%- endif %}
+    {{ new_or_held(
+        ref('stg_debezium__messages'), staged_after(ref('stg_debezium__messages'), since), pending_ids, oldest_pending
+    ) }}
 ),
 
 changes as (
-    select *
-    from {{ ref('int_debezium__changes') }}
-    where
-        {{ staged_after(ref('int_debezium__changes'), since) }}
-        {% if is_incremental() -%}
-            or message_id in (select still_pending.message_id from still_pending)
-        {%- endif %}
+    {{ new_or_held(
+        ref('int_debezium__changes'), staged_after(ref('int_debezium__changes'), since), pending_ids, oldest_pending
+    ) }}
 ),
 
 final as (

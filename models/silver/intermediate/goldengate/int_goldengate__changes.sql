@@ -12,10 +12,16 @@
   table and `pos`, so a message delivered again (same or another offset) is
   a duplicate of its first landed copy. Incremental: a run takes the
   messages staged since its last run and compares them with the changes
-  already held.
+  already held; its merge reads only this table's rows landed since the
+  earliest of them (bound_merge_by_landing).
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set new_messages = "quarantine_reason is null and message_kind in ('row', 'truncate') and "
+    ~ staged_after(ref('stg_goldengate__messages'), since) %}
+{%- do bound_merge_by_landing(
+    'select ingested_at from ' ~ ref('stg_goldengate__messages') ~ ' where ' ~ new_messages
+) %}
 
 with
 
@@ -29,10 +35,7 @@ messages as (
             k -> case when map_contains_key(after_image, k) then after_image[k] else before_image[k] end
         ) as after_key
     from {{ ref('stg_goldengate__messages') }}
-    where
-        quarantine_reason is null
-        and message_kind in ('row', 'truncate')
-        and {{ staged_after(ref('stg_goldengate__messages'), since) }}
+    where {{ new_messages }}
 ),
 
 expanded as (

@@ -7,9 +7,15 @@
   kept in silver.cdc_schema_changes) or quarantined, with the reason.
   Incremental: a run decides the messages staged since its last run, reading
   the changes of those messages only.
+  Both reads, and the merge's read of this table, are bounded by the
+  landing time of the earliest message they decide (macros
+  touched_landed_since, bound_merge_target), so Iceberg skips the files
+  landed before.
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set landed_since = touched_landed_since(ref('stg_goldengate__messages'), since, ref('int_goldengate__changes')) %}
+{%- do bound_merge_target('ingested_at', landed_since) %}
 
 {%- set schema_detail -%}
     concat(
@@ -28,7 +34,7 @@ with
 messages as (
     select messages.*
     from {{ ref('stg_goldengate__messages') }} as messages
-    {{ only_touched('messages') }}
+    {{ only_touched('messages', landed_since=landed_since) }}
 ),
 
 changes as (
@@ -41,7 +47,7 @@ changes as (
         bool_and(goldengate_changes.is_duplicate) as is_duplicate,
         first(goldengate_changes.quarantine_reason, true) as quarantine_reason
     from {{ ref('int_goldengate__changes') }} as goldengate_changes
-    {{ only_touched('goldengate_changes') }}
+    {{ only_touched('goldengate_changes', landed_since=landed_since) }}
     group by goldengate_changes.message_id
 ),
 

@@ -8,9 +8,15 @@
   quarantined, with the reason. Incremental: a run decides the messages
   staged since its last run and revisits pending ones resolved since then,
   reading the changes of those messages only.
+  Both reads, and the merge's read of this table, are bounded by the
+  landing time of the earliest message they decide (macros
+  touched_landed_since, bound_merge_target), so Iceberg skips the files
+  landed before.
 -#}
 
 {%- set since = last_staged_at() %}
+{%- set landed_since = touched_landed_since(ref('stg_qlik__messages'), since, ref('int_qlik__changes')) %}
+{%- do bound_merge_target('ingested_at', landed_since) %}
 {%- set unknown_columns = qlik_unknown_columns(
     'messages.data_raw', 'messages.before_raw', 'latest_versions.latest.column_names'
 ) %}
@@ -69,7 +75,7 @@ with
 messages as (
     select messages.*
     from {{ ref('stg_qlik__messages') }} as messages
-    {{ only_touched('messages') }}
+    {{ only_touched('messages', landed_since=landed_since) }}
 ),
 
 changes as (
@@ -80,7 +86,7 @@ changes as (
         bool_and(qlik_changes.is_duplicate) as is_duplicate,
         first(qlik_changes.quarantine_reason, true) as quarantine_reason
     from {{ ref('int_qlik__changes') }} as qlik_changes
-    {{ only_touched('qlik_changes') }}
+    {{ only_touched('qlik_changes', landed_since=landed_since) }}
     group by qlik_changes.message_id
 ),
 
