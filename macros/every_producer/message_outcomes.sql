@@ -43,21 +43,17 @@ touched as (
       On an incremental run, when the earliest message that touched_messages
       (without `members`) selects was landed: the smallest ingested_at of
       the rows of `messages` and `revisited` staged since `since`, as text
-      (one query, which Iceberg answers from the files staged since);
-      '9999-12-31 23:59:59' when there is none. None on a full build. Every
+      (earliest_landed: one query, which Iceberg answers from the files
+      staged since); '9999-12-31 23:59:59' when there is none. None on a
+      full build. Every
       row of a touched message, in `messages` and in the models after it,
       carries that message's ingested_at, so only_touched can bound its
       reads by it and Iceberg skips the older files.
     -#}
-    {%- if not is_incremental() -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set earliest = query_scalar(
-        'select cast(min(ingested_at) as string) from ('
-        ~ 'select ingested_at from ' ~ messages ~ ' where ' ~ staged_after(messages, since)
-        ~ ' union all select ingested_at from ' ~ revisited ~ ' where ' ~ staged_after(revisited, since) ~ ')'
-    ) -%}
-    {{ return(earliest or '9999-12-31 23:59:59') }}
+    {{ return(earliest_landed(
+        'select ingested_at from ' ~ messages ~ ' where ' ~ staged_after(messages, since)
+        ~ ' union all select ingested_at from ' ~ revisited ~ ' where ' ~ staged_after(revisited, since)
+    )) }}
 {%- endmacro %}
 
 

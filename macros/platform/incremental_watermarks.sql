@@ -112,8 +112,10 @@
       being built: false when the model is idle (model_is_idle), when the
       relation has no commit since that build (the commit times are asked
       once per node: iceberg_last_commits), or when a query finds no such
-      row; true on a first or full-refresh build and at parse time. See
-      staged_after, which uses it.
+      row; true on a first or full-refresh build and at parse time. The
+      query's answer is kept for the node (adapter node_memo), so a model
+      that asks twice about one upstream runs it once. See staged_after,
+      which uses it.
     -#}
     {%- if model_is_idle() -%}
         {{ return(false) }}
@@ -130,11 +132,13 @@
         {#- No commit of the upstream since: nothing of it can be new. -#}
         {{ return(false) }}
     {%- endif -%}
-    {%- set found = run_query(
-        'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > timestamp_millis(' ~ last_built ~ ')'
-        ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1'
-    ) -%}
-    {{ return(found.rows | length > 0) }}
+    {%- set probe = 'select 1 from ' ~ relation ~ ' where ' ~ column ~ ' > timestamp_millis(' ~ last_built ~ ')'
+        ~ (' and (' ~ condition ~ ')' if condition else '') ~ ' limit 1' -%}
+    {%- set memo_key = invocation_id ~ ':' ~ model.unique_id ~ ':staged_since:' ~ probe -%}
+    {%- if adapter.node_memo(memo_key) is none -%}
+        {%- do adapter.node_memo(memo_key, 'found' if run_query(probe).rows | length > 0 else 'none') -%}
+    {%- endif -%}
+    {{ return(adapter.node_memo(memo_key) == 'found') }}
 {%- endmacro %}
 
 
@@ -217,11 +221,23 @@
       so the table's rows the merge matches are no older. '9999-12-31
       23:59:59' when `rows` returns none; none outside an incremental build.
     -#}
+    {%- set earliest = earliest_landed(rows) -%}
+    {%- do bound_merge_target('ingested_at', earliest) -%}
+    {{ return(earliest) }}
+{%- endmacro %}
+
+
+{% macro earliest_landed(rows) -%}
+    {#-
+      On an incremental build, the smallest ingested_at that the query `rows`
+      returns, as text; '9999-12-31 23:59:59' when it returns no row (nothing
+      is older than the end of time), none outside an incremental build.
+    -#}
     {%- if not (execute and is_incremental()) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set earliest = query_scalar('select cast(min(ingested_at) as string) from (' ~ rows ~ ') as merged')
-        or '9999-12-31 23:59:59' -%}
-    {%- do bound_merge_target('ingested_at', earliest) -%}
-    {{ return(earliest) }}
+    {{ return(
+        query_scalar('select cast(min(ingested_at) as string) from (' ~ rows ~ ') as landed')
+        or '9999-12-31 23:59:59'
+    ) }}
 {%- endmacro %}
