@@ -61,15 +61,59 @@
       them in its `entries` metadata table), `count`, and `lower_bound` (the
       smallest value of the column `bound_column` in them, as text; none
       without a bound column, without new files or without column
-      statistics). `count` and `lower_bound` are none at parse time.
+      statistics). `count` and `lower_bound` are none at parse time. One
+      query (iceberg_new_files_each).
     -#}
-    {%- set filter = iceberg_new_files_filter(after_sequence) -%}
-    {%- if not execute -%}
-        {{ return({'filter': filter, 'count': none, 'lower_bound': none}) }}
+    {{ return(iceberg_new_files_each([relation], [after_sequence], bound_column)[0]) }}
+{%- endmacro %}
+
+
+{% macro iceberg_new_files_each(relations, after_sequences, bound_column=none, landed=false) -%}
+    {#-
+      iceberg_new_files for each of `relations`, after the data sequence
+      number at the same place in `after_sequences`, in one query over their
+      `entries` metadata tables (none for an empty list): a list of those
+      dicts, in the order of `relations`. With `landed`, each also has
+      `landed_since`: the smallest ingested_at in its new files, as text,
+      from their column statistics; none when a new file has no such
+      statistic (the files' rows may then be older than any bound known), or
+      at parse time; '9999-12-31 23:59:59' with no new file.
+    -#}
+    {%- set filters = [] -%}
+    {%- for after_sequence in after_sequences -%}
+        {%- do filters.append(iceberg_new_files_filter(after_sequence)) -%}
+    {%- endfor -%}
+    {%- set found = {} -%}
+    {%- if execute and relations -%}
+        {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
+        {%- set landed_select = 'case when count(readable_metrics.ingested_at.lower_bound) = count(*)'
+            ~ ' then cast(min(readable_metrics.ingested_at.lower_bound) as string) end' if landed else 'null' -%}
+        {%- set queries = [] -%}
+        {%- for relation in relations -%}
+            {%- do queries.append(
+                'select ' ~ loop.index0 ~ ' as relation_index, count(*) as files, ' ~ bound_select ~ ' as lower_bound, '
+                ~ landed_select ~ ' as landed_since from ' ~ relation ~ '.entries where ' ~ filters[loop.index0]
+            ) -%}
+        {%- endfor -%}
+        {%- for row in run_query(queries | join(' union all ')).rows -%}
+            {%- do found.update({row[0] | int: row}) -%}
+        {%- endfor -%}
     {%- endif -%}
-    {%- set bound_select = 'cast(min(readable_metrics.' ~ bound_column ~ '.lower_bound) as string)' if bound_column else 'null' -%}
-    {%- set row = run_query('select count(*), ' ~ bound_select ~ ' from ' ~ relation ~ '.entries where ' ~ filter).rows[0] -%}
-    {{ return({'filter': filter, 'count': row[0], 'lower_bound': row[1]}) }}
+    {%- set files = [] -%}
+    {%- for relation in relations -%}
+        {%- set row = found.get(loop.index0) -%}
+        {%- set landed_since = none -%}
+        {%- if row is not none and landed -%}
+            {%- set landed_since = row[3] if row[1] > 0 else '9999-12-31 23:59:59' -%}
+        {%- endif -%}
+        {%- do files.append({
+            'filter': filters[loop.index0],
+            'count': row[1] if row is not none else none,
+            'lower_bound': row[2] if row is not none else none,
+            'landed_since': landed_since,
+        }) -%}
+    {%- endfor -%}
+    {{ return(files) }}
 {%- endmacro %}
 
 
@@ -91,7 +135,7 @@
 {%- endmacro %}
 
 
-{% macro iceberg_rows_after(relation, after_sequence, bound_column=none) -%}
+{% macro iceberg_rows_after(relation, after_sequence, bound_column=none, new_files=none) -%}
     {#-
       The rows of `relation` stored in data files committed with a data
       sequence number above `after_sequence` (-1: every row), as a dict:
@@ -101,12 +145,13 @@
       `bound_column`, a timestamp column whose value only grows from one
       commit to the next (a processing time such as staged_at), lets Iceberg
       skip the older data files: the rows are bounded below by its smallest
-      value in the new files.
+      value in the new files. `new_files`: those files as iceberg_new_files
+      (or iceberg_new_files_each) gives them, when asked already.
     -#}
     {%- if after_sequence < 0 -%}
         {{ return({'sql': 'select * from ' ~ relation, 'is_empty': false}) }}
     {%- endif -%}
-    {%- set new_files = iceberg_new_files(relation, after_sequence, bound_column) -%}
+    {%- set new_files = new_files if new_files is not none else iceberg_new_files(relation, after_sequence, bound_column) -%}
     {%- set sql -%}
     select rows_after.*
     from {{ relation }} as rows_after
@@ -140,11 +185,48 @@
       full-refresh build. A dict, as from iceberg_rows_after: `sql` and
       `is_empty` (nothing new to read). `bound_column`: see iceberg_rows_after.
     -#}
-    {%- if model_is_idle() -%}
-        {{ return({'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true}) }}
-    {%- endif -%}
-    {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
-    {{ return(iceberg_rows_after(upstream, iceberg_read_after(upstream, position), bound_column)) }}
+    {{ return(new_rows_of_each([upstream], bound_column)[upstream.identifier]) }}
+{%- endmacro %}
+
+
+{% macro new_rows_of_each(upstreams, bound_column=none, landed=false) -%}
+    {#-
+      new_rows_of for each of `upstreams`, a dict by upstream identifier,
+      with one query over their metadata for all of them
+      (iceberg_new_files_each) rather than one each. With `landed`, each
+      dict also has `landed_since`: the smallest ingested_at of its new rows
+      or less, as text, from the new files' column statistics: '9999-12-31
+      23:59:59' when nothing is new, none when it is not known (every row is
+      read, or a new file has no statistic for ingested_at).
+    -#}
+    {%- set reads = {} -%}
+    {%- set asked = {'relations': [], 'after': []} -%}
+    {%- for upstream in upstreams -%}
+        {%- if model_is_idle() -%}
+            {%- do reads.update({upstream.identifier: {
+                'sql': 'select * from ' ~ upstream ~ ' where false', 'is_empty': true,
+                'landed_since': '9999-12-31 23:59:59',
+            }}) -%}
+        {%- else -%}
+            {%- set position = iceberg_table_property(this, read_position_property(upstream)) if is_incremental() else none -%}
+            {%- set after = iceberg_read_after(upstream, position) -%}
+            {%- if after < 0 -%}
+                {%- do reads.update({upstream.identifier: {
+                    'sql': 'select * from ' ~ upstream, 'is_empty': false, 'landed_since': none,
+                }}) -%}
+            {%- else -%}
+                {%- do asked.relations.append(upstream) -%}
+                {%- do asked.after.append(after) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set files = iceberg_new_files_each(asked.relations, asked.after, bound_column, landed) -%}
+    {%- for upstream in asked.relations -%}
+        {%- set rows = iceberg_rows_after(upstream, asked.after[loop.index0], bound_column, files[loop.index0]) -%}
+        {%- do rows.update({'landed_since': files[loop.index0].landed_since}) -%}
+        {%- do reads.update({upstream.identifier: rows}) -%}
+    {%- endfor -%}
+    {{ return(reads) }}
 {%- endmacro %}
 
 

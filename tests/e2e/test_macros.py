@@ -152,6 +152,48 @@ def test_iceberg_rows_after_reads_only_the_files_committed_after_a_sequence(spar
     assert (is_empty(last), is_empty(first), is_empty(-1)) == ("True", "False", "False")
 
 
+def test_iceberg_new_files_each_answers_for_every_table_at_once_with_their_landing_bound(
+    spark, dbt, scratch
+) -> None:
+    """One query for several tables gives each what iceberg_new_files gives, and the smallest
+    ingested_at of its new files: the end of time with none, none without every file's
+    statistic (a table whose metrics are off) or at parse time."""
+    columns = "id int, staged_at timestamp, ingested_at timestamp"
+    tables = {name: f"{scratch}.files_each_{name}" for name in ("two", "one", "blind")}
+    for table in tables.values():
+        spark.sql(f"create or replace table {table} ({columns}) using iceberg")
+    spark.sql(f"alter table {tables['blind']} set tblproperties ('write.metadata.metrics.default' = 'none')")
+    two, one, blind = tables.values()
+    for table, row_id, staged, ingested in (
+        (two, 1, "2026-01-01", "2026-01-01"),
+        (two, 2, "2026-01-03", "2026-01-02"),
+        (one, 3, "2026-01-05", "2026-01-04"),
+        (blind, 4, "2026-01-05", "2026-01-04"),
+    ):
+        spark.sql(f"insert into {table} values ({row_id}, timestamp'{staged}', timestamp'{ingested}')")
+    first_of_two = spark.sql(f"select min(sequence_number) from {two}.entries").first()[0]
+    last_of_one = spark.sql(f"select max(sequence_number) from {one}.entries").first()[0]
+
+    def each(after: list[int], landed: str = "true") -> list[str]:
+        call = f"iceberg_new_files_each({list(tables.values())}, {after}, 'staged_at', {landed})"
+        sql = "{% for f in " + call + " %}{{ f.count }},{{ f.lower_bound }},{{ f.landed_since }};{% endfor %}"
+        return compile_inline(dbt, sql).rstrip(";").split(";")
+
+    assert each([first_of_two, -1, -1]) == [
+        "1,2026-01-03 00:00:00,2026-01-02 00:00:00",
+        "1,2026-01-05 00:00:00,2026-01-04 00:00:00",
+        "1,None,None",  # no statistics: nothing known, so no bound
+    ]
+    assert each([-1, last_of_one, -1])[:2] == [
+        "2,2026-01-01 00:00:00,2026-01-01 00:00:00",
+        "0,None,9999-12-31 23:59:59",  # nothing new
+    ]
+    assert each([-1, -1, -1], landed="false")[0] == "2,2026-01-01 00:00:00,None"
+    one_by_one = "{% set f = iceberg_new_files('" + two + f"', {first_of_two}, 'staged_at') %}}"
+    one_by_one = compile_inline(dbt, one_by_one + "{{ f.count }},{{ f.lower_bound }}")
+    assert one_by_one == "1,2026-01-03 00:00:00"
+
+
 def test_new_or_held_reads_new_and_held_rows_with_bounds_iceberg_can_skip_files_on(
     spark, dbt, scratch
 ) -> None:

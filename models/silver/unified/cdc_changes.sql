@@ -24,16 +24,19 @@
   `ingested_at` bounds the build's files below, and its data tests read
   them without the older files (config test_scope_bound, macro test_scope_of).
   It bounds the merge's lookup of the keys it holds too (macro
-  bound_merge_by_landing): a change reaches this model again only from its
+  bound_merge_target, with the smallest ingested_at of the branches' new
+  files, new_rows_of_each): a change reaches this model again only from its
   first landed copy, never landed before the row it repeats, so a row it
   matches was landed no earlier than the earliest new row.
 -#}
 
-{#- One branch per producer of the registry, as in the post-hook (which renders apart from this body). -#}
+{#- One branch per producer of the registry, as in the post-hook (which renders apart from this body).
+    What each branch has new: one query over their metadata for all of them. -#}
 {%- set producer_changes = producer_refs('int_{}__changes') %}
+{%- set reads = new_rows_of_each(producer_changes, 'staged_at', landed=true) %}
 {%- set new_rows = {} %}
 {%- for changes in producer_changes %}
-    {%- do new_rows.update({changes.identifier: new_rows_of(changes, 'staged_at').sql}) %}
+    {%- do new_rows.update({changes.identifier: reads[changes.identifier].sql}) %}
 {%- endfor %}
 {%- set change_columns = [
     'change_id', 'source_format', 'source_connector', 'source_database', 'source_schema', 'source_table',
@@ -43,12 +46,19 @@
 
 {%- set applied = 'quarantine_reason is null and not is_duplicate' %}
 {%- if is_incremental() %}
-    {#- The earliest new row's landing time bounds the merge's read of this table. -#}
-    {%- set branches = [] %}
-    {%- for rows in new_rows.values() %}
-        {%- do branches.append('select ingested_at from (' ~ rows ~ ') as new_rows where ' ~ applied) %}
-    {%- endfor %}
-    {%- do bound_merge_by_landing(branches | join(' union all ')) %}
+    {#- The earliest new row's landing time bounds the merge's read of this table: no later than
+        the smallest ingested_at in the branches' new files, which their statistics tell without a
+        query; else (a branch read whole, or a file without statistics) a query finds it. -#}
+    {%- set landed = reads.values() | map(attribute='landed_since') | list %}
+    {%- if landed and none not in landed %}
+        {%- do bound_merge_target('ingested_at', landed | min) %}
+    {%- else %}
+        {%- set branches = [] %}
+        {%- for rows in new_rows.values() %}
+            {%- do branches.append('select ingested_at from (' ~ rows ~ ') as new_rows where ' ~ applied) %}
+        {%- endfor %}
+        {%- do bound_merge_by_landing(branches | join(' union all ')) %}
+    {%- endif %}
 {%- endif %}
 
 with
