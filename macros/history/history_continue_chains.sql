@@ -5,11 +5,15 @@
   When the old key's earlier changes arrive after its key changes, each later key's carried image
   changes as well: a round finds, in silver (`row_changes` of `base_ctes`), the inserts that
   continue a key the round before reached, and merges their keys in, folded again (not extended)
-  with their round. It stops at a round that reaches no key, or after `most` rounds: a longer
-  chain among the keys folded is more than the fold's passes carry, which history_passes warns of.
-  A run whose new changes continue no key, the usual one, costs one query of the scratch table; a
-  round, one scan of silver (the few keys reached broadcast), a merge into the scratch table and a
-  count of it. Nothing without execution (parse, lint, unit tests), where fold_keys is a CTE.
+  with their round. A reached key with a new row change of its own (`has_new_changes`) is left
+  out of the next round: every key that continues it is in continuing_keys already, with round 1.
+  So the usual primary-key change, whose delete and insert are both new, needs no round (its new
+  key is reached in round 1, and has a new change). It stops at a round that reaches no other key,
+  or after `most` rounds: a longer chain among the keys folded is more than the fold's passes
+  carry, which history_passes warns of. A run whose new changes continue no key, or only keys with
+  new changes, costs one query of the scratch table; a round, one scan of silver (the few keys
+  reached broadcast), a merge into the scratch table and a count of it. Nothing without execution
+  (parse, lint, unit tests), where fold_keys is a CTE.
 -#}
 {% macro history_continue_chains(base_ctes, most) -%}
     {%- if not execute or model is not defined or model.resource_type != 'model'
@@ -18,7 +22,7 @@
     {%- endif -%}
     {%- set relation = history_scratch_relation('fold_keys') -%}
     {%- set state = namespace(reached=query_scalar(
-        'select count(*) from ' ~ relation ~ ' where continuing_round = 1'
+        'select count(*) from ' ~ relation ~ ' where ' ~ history_chain_reached(1)
     ) | int) -%}
     {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list
         if state.reached > 0 else [] -%}
@@ -26,7 +30,7 @@
         {%- if state.reached > 0 -%}
             {%- do run_query(history_chain_round_sql(base_ctes, relation, columns, round)) -%}
             {%- set state.reached = query_scalar(
-                'select count(*) from ' ~ relation ~ ' where continuing_round = ' ~ round
+                'select count(*) from ' ~ relation ~ ' where ' ~ history_chain_reached(round)
             ) | int -%}
         {%- endif -%}
     {%- endfor -%}
@@ -36,6 +40,14 @@
             ~ 'run touches; the keys after those are not folded again (history_continue_chains)'
         ) -%}
     {%- endif -%}
+{%- endmacro %}
+
+
+{#- The keys of fold_keys' scratch table that round `round` of history_continue_chains reached and the
+    next round starts from: those without a new row change of their own (their continuing keys
+    are in round 1 already). A key a round merges in has none (has_new_changes null). -#}
+{% macro history_chain_reached(round) -%}
+    continuing_round = {{ round }} and not coalesce(has_new_changes, false)
 {%- endmacro %}
 
 
@@ -50,7 +62,7 @@ using (
 
     reached as (
         select key_hash from {{ relation }}
-        where continuing_round = {{ round - 1 }}
+        where {{ history_chain_reached(round - 1) }}
     )
 
     {{ continuing_key_hashes('reached') }}

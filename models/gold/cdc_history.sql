@@ -241,6 +241,10 @@ truncates as (
             ) as is_extended,
             -- False for a key that only continues a touched one: its whole history is folded again.
             touched.key_hash is not null and touched.stored_version_number is null as is_new,
+            -- Whether the key has a new row change (it is one of touched_keys): every key that
+            -- continues it is then in continuing_keys already, so the later rounds of
+            -- history_continue_chains need not look for them.
+            touched.first_position is not null as has_new_changes,
             touched.stored_primary_key,
             touched.stored_version_number,
             touched.stored_change_id,
