@@ -252,6 +252,25 @@ def test_local_spark_writes_through_the_lakehouses_local_file_system_and_a_clust
     assert params["spark.driver.extraClassPath"] == "/opt/mine.jar" and FILE_SYSTEM not in params
 
 
+def test_the_sessions_jobs_share_the_cores_fairly(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every target's Spark schedules the jobs running at once fairly: its default pool (where
+    every job goes) is FAIR in the pools file the package ships, and a profile can override."""
+    import xml.etree.ElementTree as ElementTree
+
+    monkeypatch.setenv("CDC_LAKEHOUSE_DIR", str(tmp_path))
+    monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("CDC_WAREHOUSE_URI", "file:/tmp/warehouse")
+    monkeypatch.setenv("CDC_METASTORE_URI", "thrift://127.0.0.1:9083")
+    for target in ("local", "cluster"):
+        params = target_spark_parameters(target, ROOT)
+        assert params["spark.scheduler.mode"] == "FAIR"
+        pools = ElementTree.parse(params["spark.scheduler.allocation.file"]).getroot()
+        modes = [(pool.get("name"), pool.findtext("schedulingMode")) for pool in pools]
+        assert modes == [("default", "FAIR")]
+    params = spark_parameters({"spark.master": "local[2]", "spark.scheduler.mode": "FIFO"}, str(tmp_path))
+    assert params["spark.scheduler.mode"] == "FIFO"
+
+
 def test_cluster_profile_needs_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("CDC_SPARK_MASTER", "CDC_WAREHOUSE_URI", "CDC_METASTORE_URI"):
         monkeypatch.delenv(name, raising=False)

@@ -54,6 +54,9 @@ LAKEHOUSE_CONF = "spark.cdc.lakehouseDir"  # names the lakehouse whose services 
 METASTORE_URIS = "spark.hadoop.hive.metastore.uris"
 METASTORE_SOURCE = Path(include_package.PACKAGE_PATH) / "services" / "LoopbackMetastore.java"
 LOG4J_CONFIG = os.path.join(include_package.PACKAGE_PATH, "log4j2.properties")
+# The scheduler pools of the lakehouse's Spark sessions: the default pool shares the cores fairly
+# among the jobs running at once (lakehouse.lakehouse_parameters; the file says why).
+FAIR_SCHEDULER_POOLS = os.path.join(include_package.PACKAGE_PATH, "fair-scheduler.xml")
 
 # Just-in-time compilation and garbage collection of the Spark JVMs the lakehouse
 # starts: the Spark driver and a cluster's executors (lakehouse.lakehouse_parameters),
